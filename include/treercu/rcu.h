@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * treercu: the Linux kernel's Tree RCU for userspace programs.
+ *
+ * Read side: inline, no atomic read-modify-write and no fence on the fast
+ * path.  The update side pairs the readers' compiler barriers with
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED); where membarrier is refused
+ * the library switches every thread to the fenced read side at init and says
+ * so on stderr (see docs/design.md, "Read side").
+ *
+ * Every exported symbol starts with trcu_.  The familiar kernel/liburcu names
+ * (rcu_read_lock(), synchronize_rcu(), call_rcu(), ...) are what users type;
+ * define TREERCU_NO_SHORT_NAMES before including this header to get only the
+ * trcu_ names (for a program that also includes liburcu's headers).
+ */
+#ifndef TREERCU_RCU_H
+#define TREERCU_RCU_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRCU_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define TRCU_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* trcu_reader.flags: owner-written, read by the owner's fast path only. */
+#define TRCU_RF_FENCED 0x1u /* fenced read side (no membarrier) */
+#define TRCU_RF_QSBR   0x2u /* QSBR-style thread: nesting biased by one */
+
+/*
+ * Per-thread reader state, one per thread, in TLS, on its own cache line.
+ * The grace-period machinery reads ->watching through the thread's slot.
+ *
+ * watching: written only by the owner (plain relaxed stores).  0 means "not
+ *   registered"; odd means "this thread may hold references"; even and
+ *   non-zero means "extended quiescent state".  It only ever grows, so a
+ *   grace-period scan that sees a value different from its snapshot knows
+ *   the thread passed through a quiescent state (the kernel's dyntick
+ *   snapshot, docs/design.md section 2).
+ * nesting: read-side nesting depth; QSBR threads keep a bias of one while
+ *   online so that rcu_read_lock()/unlock() only move this counter.
+ * need_qs: set by a grace-period driver that is about to sleep on this
+ *   holdout; the outermost unlock then reports the quiescent state itself.
+ */
+struct trcu_reader {
+	_Atomic unsigned long watching;
+	unsigned int nesting;
+	unsigned int flags;
+	_Atomic unsigned int need_qs;
+	/* Library-private state follows; only src/ touches it. */
+	int slot;                     /* index in the slot table, -1 if none */
+	int tid;                      /* gettid() of the owner */
+	unsigned int depth_bias;      /* 1 while a QSBR thread is online */
+	_Atomic int gp_blocked;       /* owner is blocked waiting for a GP */
+} __attribute__((aligned(64)));
+
+extern __thread struct trcu_reader trcu_reader_tls;
+
+/* Out-of-line slow paths (src/thread.c). */
+void trcu_read_lock_slow(struct trcu_reader *r);
+void trcu_read_unlock_slow(struct trcu_reader *r);
+void trcu_report_qs_slow(struct trcu_reader *r);
+void trcu_quiescent_state_slow(struct trcu_reader *r);
+void trcu_unbalanced_unlock(struct trcu_reader *r) __attribute__((noreturn));
+
+/*
+ * trcu_read_lock: enter a read-side critical section.
+ * Outermost entry makes ->watching odd.  The compiler barrier after the store
+ * keeps the section's loads after it; the CPU ordering is supplied by the
+ * grace-period driver's membarrier() (trcu_gp_mb() in src/tree.c), which
+ * pairs with this barrier.
+ */
+static inline void trcu_read_lock(void)
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+	unsigned int n = r->nesting;
+
+	r->nesting = n + 1;
+	if (TRCU_LIKELY(n == 0)) {
+		unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
+
+		/* w == 0: not registered yet; flags: fenced or QSBR misuse. */
+		if (TRCU_UNLIKELY(w == 0 || r->flags)) {
+			trcu_read_lock_slow(r);
+			return;
+		}
+		atomic_store_explicit(&r->watching, w + 1, memory_order_relaxed);
+		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+}
+
+/*
+ * trcu_read_unlock: leave a read-side critical section.
+ * The compiler barrier before the store keeps the section's accesses before
+ * the store that makes ->watching even; it pairs with trcu_gp_mb() at GP end.
+ * The barrier after it orders that store before the ->need_qs load: the
+ * driver sets ->need_qs, runs membarrier(), then rereads ->watching, so
+ * either it sees the even value or this load sees ->need_qs set (store
+ * buffering resolved by membarrier).
+ */
+static inline void trcu_read_unlock(void)
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+	unsigned int n = r->nesting;
+
+	if (TRCU_LIKELY(n == 1)) {
+		unsigned long w;
+
+		if (TRCU_UNLIKELY(r->flags)) {
+			trcu_read_unlock_slow(r);
+			return;
+		}
+		w = atomic_load_explicit(&r->watching, memory_order_relaxed);
+		/* Pairs with trcu_gp_mb() at GP end (membarrier). */
+		atomic_signal_fence(memory_order_seq_cst);
+		r->nesting = 0;
+		atomic_store_explicit(&r->watching, w + 1, memory_order_relaxed);
+		/* Pairs with the driver's store of ->need_qs + membarrier(). */
+		atomic_signal_fence(memory_order_seq_cst);
+		if (TRCU_UNLIKELY(atomic_load_explicit(&r->need_qs, memory_order_relaxed)))
+			trcu_report_qs_slow(r);
+	} else if (TRCU_UNLIKELY(n == 0)) {
+		trcu_unbalanced_unlock(r);
+	} else {
+		r->nesting = n - 1;
+	}
+}
+
+/* True when the calling thread is inside a read-side critical section
+ * (a QSBR thread that is online always is). */
+static inline bool trcu_read_lock_held(void)
+{
+	return trcu_reader_tls.nesting != 0;
+}
+
+/* ---- Pointer publication ------------------------------------------------ */
+
+/*
+ * rcu_dereference: load a pointer published with rcu_assign_pointer().
+ * A consume load; compilers implement consume as acquire, which costs nothing
+ * on x86-64 and one ldar on arm64.  Pairs with the release store in
+ * trcu_assign_pointer() / trcu_xchg_pointer().
+ */
+#define trcu_dereference(p) \
+	(__extension__({ \
+		__typeof__(p) ___p = __atomic_load_n(&(p), __ATOMIC_CONSUME); \
+		___p; \
+	}))
+
+/* Release store: the pointee's initialisation is visible before the pointer.
+ * Pairs with the consume load in trcu_dereference(). */
+#define trcu_assign_pointer(p, v) \
+	__atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+
+/* Exchange with full ordering (acq_rel): publishes v like assign_pointer and
+ * returns the old pointer for a later grace period to free. */
+#define trcu_xchg_pointer(p, v) \
+	__atomic_exchange_n(&(p), (v), __ATOMIC_ACQ_REL)
+
+/* ---- Threads ------------------------------------------------------------ */
+
+/* Register the calling thread (a "CPU coming online": counted from the next
+ * grace period on).  Idempotent.  A thread that enters a read-side section
+ * unregistered is registered automatically; one that exits is unregistered
+ * automatically.  Returns 0, or -1 with errno set (ENOMEM). */
+int trcu_register_thread(void);
+/* Unregister; aborts with a message if called inside a read-side section. */
+void trcu_unregister_thread(void);
+
+/* QSBR-style operation for the calling thread (opt-in).  Online, the thread
+ * is always in a read-side section except at trcu_quiescent_state(); its
+ * rcu_read_lock()/unlock() only move a counter. */
+void trcu_thread_qsbr(void);       /* switch the calling thread to QSBR, online */
+void trcu_thread_online(void);     /* QSBR: leave the extended quiescent state */
+void trcu_thread_offline(void);    /* QSBR: enter an extended quiescent state */
+
+/*
+ * trcu_quiescent_state: QSBR momentary quiescent state (the kernel's
+ * rcu_momentary_eqs()).  ->watching += 2 keeps it odd while telling a scan
+ * that a quiescent state passed.  Compiler barriers on both sides pair with
+ * the driver's membarrier() at GP start and end, as in lock/unlock.
+ */
+static inline void trcu_quiescent_state(void)
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+	unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
+
+	/* Fast path: online QSBR thread outside any explicit nested section. */
+	if (TRCU_UNLIKELY(r->flags != TRCU_RF_QSBR || r->nesting != 1)) {
+		trcu_quiescent_state_slow(r);
+		return;
+	}
+	/* Pairs with trcu_gp_mb() at GP end: earlier section before the store. */
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&r->watching, w + 2, memory_order_relaxed);
+	/* Pairs with the driver's ->need_qs store + membarrier(), and with
+	 * trcu_gp_mb() at GP start for the next section. */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (TRCU_UNLIKELY(atomic_load_explicit(&r->need_qs, memory_order_relaxed)))
+		trcu_report_qs_slow(r);
+}
+
+/* ---- Grace periods ------------------------------------------------------ */
+
+void trcu_synchronize_rcu(void);
+void trcu_synchronize_rcu_expedited(void);
+
+/* Polled grace periods.  A cookie is a grace-period sequence snapshot. */
+#define TRCU_GET_STATE_COMPLETED 0x1UL
+unsigned long trcu_get_state_synchronize_rcu(void);
+unsigned long trcu_start_poll_synchronize_rcu(void);
+bool trcu_poll_state_synchronize_rcu(unsigned long cookie);
+void trcu_cond_synchronize_rcu(unsigned long cookie);
+unsigned long trcu_get_completed_synchronize_rcu(void);
+
+/* Full cookies: satisfied by a normal or an expedited grace period, and
+ * exact (no false "completed" across wrap). */
+struct trcu_gp_oldstate {
+	unsigned long rgos_norm;
+	unsigned long rgos_exp;
+};
+void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+void trcu_cond_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+void trcu_get_completed_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
+					  struct trcu_gp_oldstate *b);
+
+/* Current grace-period sequence number (for diagnostics and tests). */
+unsigned long trcu_gp_seq(void);
+
+/* ---- Tunables ----------------------------------------------------------- */
+
+/*
+ * Every tunable has an environment variable TREERCU_<NAME> (upper case),
+ * read at init, and this runtime API.  Invalid values are refused with a
+ * message naming the tunable and its accepted range.
+ * Returns 0, or -1 with errno = EINVAL (bad name or out of range).
+ * See docs/tunables.md for the list.
+ */
+int trcu_set_tunable(const char *name, long value);
+int trcu_get_tunable(const char *name, long *value);
+/* Selects a timing profile: "treercu" (default) or "kernel" (HZ=1000). */
+int trcu_set_profile(const char *name);
+
+/* Stall warnings: route them to the application's log.  NULL restores the
+ * default (stderr). */
+typedef void (*trcu_stall_fn)(const char *msg, void *arg);
+void trcu_set_stall_handler(trcu_stall_fn fn, void *arg);
+
+/* Statistics (for tools and tests). */
+struct trcu_stats {
+	unsigned long gp_completed;   /* grace periods ended */
+	unsigned long gp_driven_by_caller;
+	unsigned long gp_driven_by_kthread;
+	unsigned long fqs_scans;
+	unsigned long stall_warnings;
+	unsigned long membarriers;
+	int fenced;                  /* read side is fenced (no membarrier) */
+	int nr_slots;                /* thread slots in use */
+	int tree_levels;
+	int tree_nodes;
+};
+void trcu_get_stats(struct trcu_stats *st);
+
+/* Stop every treercu thread and free everything (also run at exit). */
+void trcu_shutdown(void);
+
+/* ---- Familiar names ----------------------------------------------------- */
+#ifndef TREERCU_NO_SHORT_NAMES
+#define rcu_read_lock()                trcu_read_lock()
+#define rcu_read_unlock()              trcu_read_unlock()
+#define rcu_read_lock_held()           trcu_read_lock_held()
+#define rcu_dereference(p)             trcu_dereference(p)
+#define rcu_assign_pointer(p, v)       trcu_assign_pointer(p, v)
+#define rcu_xchg_pointer(p, v)         trcu_xchg_pointer(p, v)
+#define rcu_register_thread()          trcu_register_thread()
+#define rcu_unregister_thread()        trcu_unregister_thread()
+#define rcu_thread_online()            trcu_thread_online()
+#define rcu_thread_offline()           trcu_thread_offline()
+#define rcu_quiescent_state()          trcu_quiescent_state()
+#define synchronize_rcu()              trcu_synchronize_rcu()
+#define synchronize_rcu_expedited()    trcu_synchronize_rcu_expedited()
+#define get_state_synchronize_rcu()    trcu_get_state_synchronize_rcu()
+#define start_poll_synchronize_rcu()   trcu_start_poll_synchronize_rcu()
+#define poll_state_synchronize_rcu(c)  trcu_poll_state_synchronize_rcu(c)
+#define cond_synchronize_rcu(c)        trcu_cond_synchronize_rcu(c)
+#define get_completed_synchronize_rcu() trcu_get_completed_synchronize_rcu()
+#define get_state_synchronize_rcu_full(s)   trcu_get_state_synchronize_rcu_full(s)
+#define start_poll_synchronize_rcu_full(s)  trcu_start_poll_synchronize_rcu_full(s)
+#define poll_state_synchronize_rcu_full(s)  trcu_poll_state_synchronize_rcu_full(s)
+#define cond_synchronize_rcu_full(s)        trcu_cond_synchronize_rcu_full(s)
+#define get_completed_synchronize_rcu_full(s) trcu_get_completed_synchronize_rcu_full(s)
+#define RCU_GET_STATE_COMPLETED        TRCU_GET_STATE_COMPLETED
+#define rcu_gp_oldstate                trcu_gp_oldstate
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TREERCU_RCU_H */

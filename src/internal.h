@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * treercu internals: the one RCU state structure, the rcu_node tree, the
+ * sequence-number helpers, and the system primitives (membarrier, futex).
+ */
+#ifndef TREERCU_INTERNAL_H
+#define TREERCU_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <treercu/rcu.h>
+
+/* ---- Sequence numbers (the kernel's rcu_seq_*) --------------------------
+ * The low two bits hold the grace-period state: 0 idle, 1 in progress.
+ * ULONG_CMP_* compare modulo wrap. */
+#define RCU_SEQ_CTR_SHIFT  2
+#define RCU_SEQ_STATE_MASK ((1UL << RCU_SEQ_CTR_SHIFT) - 1)
+#define ULONG_CMP_GE(a, b) (ULONG_MAX / 2 >= (unsigned long)((a) - (b)))
+#define ULONG_CMP_LT(a, b) (ULONG_MAX / 2 < (unsigned long)((a) - (b)))
+/* First gp_seq: close to wrap so that wrap is exercised early, as the
+ * kernel does. */
+#define RCU_SEQ_INIT ((0UL - 300UL) << RCU_SEQ_CTR_SHIFT)
+
+static inline unsigned long rcu_seq_state(unsigned long s)
+{
+	return s & RCU_SEQ_STATE_MASK;
+}
+
+static inline unsigned long rcu_seq_ctr(unsigned long s)
+{
+	return s >> RCU_SEQ_CTR_SHIFT;
+}
+
+/* The value gp_seq will have once a full grace period has elapsed after
+ * now: the end of the next GP to start. */
+static inline unsigned long rcu_seq_snap_val(unsigned long s)
+{
+	return (s + 2 * RCU_SEQ_STATE_MASK + 1) & ~RCU_SEQ_STATE_MASK;
+}
+
+static inline unsigned long rcu_seq_startval(unsigned long s)
+{
+	return s + 1;
+}
+
+static inline unsigned long rcu_seq_endval(unsigned long s)
+{
+	return (s | RCU_SEQ_STATE_MASK) + 1;
+}
+
+static inline bool rcu_seq_done_val(unsigned long cur, unsigned long s)
+{
+	return ULONG_CMP_GE(cur, s);
+}
+
+/* Like rcu_seq_done_val() but also true when cur is so far behind s that
+ * s must be from before a wrap: a cookie never reads "not done" forever. */
+static inline bool rcu_seq_done_exact_val(unsigned long cur, unsigned long s)
+{
+	return ULONG_CMP_GE(cur, s) ||
+	       ULONG_CMP_LT(cur, s - (3 * RCU_SEQ_STATE_MASK + 1));
+}
+
+/* ---- The rcu_node combining tree ----------------------------------------- */
+#define RCU_MAX_LEVELS 8
+#define RCU_FANOUT_MAX 64
+
+struct rcu_node {
+	pthread_mutex_t lock;
+	unsigned long gp_seq;         /* GP this node has been initialised for */
+	unsigned long gp_seq_needed;  /* furthest GP requested through here */
+	unsigned long qsmask;         /* children/slots still owing a QS */
+	unsigned long qsmaskinit;     /* children/slots online at GP start */
+	unsigned long qsmaskinitnext; /* leaves: slots online now */
+	unsigned long grpmask;        /* this node's bit in parent->qsmask */
+	int grplo, grphi;             /* slot range covered, inclusive */
+	int level;
+	struct rcu_node *parent;
+	/* Leaves only: FQS snapshots of ->watching, indexed slot - grplo. */
+	unsigned long snap_valid;     /* bit set: snap[] holds this GP's value */
+	unsigned long snap_pre;       /* bit set: taken before the GP-start mb */
+	unsigned long snap[RCU_FANOUT_MAX];
+} __attribute__((aligned(64)));
+
+struct rcu_tree {
+	int capacity;                 /* slots covered */
+	int fanout, fanout_leaf;
+	int levels;
+	int nr_nodes;
+	int level_first[RCU_MAX_LEVELS];
+	int level_cnt[RCU_MAX_LEVELS];
+	struct rcu_tree *retired_next;
+	struct rcu_node nodes[];      /* breadth first: nodes[0] is the root */
+};
+
+/* Shape a tree for `capacity` slots; NULL on bad geometry or ENOMEM. */
+struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf);
+void rcu_tree_free(struct rcu_tree *t);
+static inline struct rcu_node *rcu_tree_leaf(struct rcu_tree *t, int slot)
+{
+	int l = t->levels - 1;
+
+	return &t->nodes[t->level_first[l] + slot / t->fanout_leaf];
+}
+
+/* ---- Slots: the registered threads --------------------------------------- */
+#define SLOT_CHUNK      256
+#define SLOT_MAX_CHUNKS 4096          /* 1M threads */
+
+/* ---- Tunables ------------------------------------------------------------- */
+enum trcu_profile { TRCU_PROFILE_TREERCU = 0, TRCU_PROFILE_KERNEL = 1 };
+
+struct trcu_tunables {
+	_Atomic long early_report;
+	_Atomic long drive_from_caller;
+	_Atomic long fanout;
+	_Atomic long fanout_leaf;
+	_Atomic long tick_us;
+	_Atomic long jiffies_till_first_fqs;
+	_Atomic long jiffies_till_next_fqs;
+	_Atomic long fqs_spin_us;
+	_Atomic long stall_timeout_ms;
+	_Atomic long profile;
+};
+/* Tunables change at run time from any thread: relaxed loads suffice, each
+ * value is used on its own. */
+#define TUN(name) atomic_load_explicit(&rcu_state.tun.name, memory_order_relaxed)
+
+/* ---- The one RCU state structure ----------------------------------------- */
+struct rcu_state {
+	/* Grace-period sequence (state in the low bits).  Written by the driver
+	 * holding gp_mutex; read anywhere with acquire. */
+	_Atomic unsigned long gp_seq __attribute__((aligned(64)));
+	_Atomic unsigned long gp_seq_needed;   /* root's furthest request */
+	_Atomic unsigned long exp_seq;         /* expedited GPs (full cookies) */
+	/* Futex words. */
+	_Atomic uint32_t gp_end_futex __attribute__((aligned(64)));
+	_Atomic int nr_gp_waiters;
+	_Atomic uint32_t qs_futex;             /* driver sleeps here in FQS */
+	_Atomic int driver_sleeping;
+	_Atomic uint32_t kthread_futex;        /* GP kthread sleeps here */
+	_Atomic int kthread_sleeping;
+
+	pthread_mutex_t gp_mutex __attribute__((aligned(64)));  /* the driver */
+	pthread_mutex_t ofl_lock;   /* slot table and qsmaskinitnext */
+
+	_Atomic(struct rcu_tree *) tree;
+	struct rcu_tree *retired;        /* old trees, freed at shutdown */
+	bool tree_grow_needed;           /* under ofl_lock */
+
+	_Atomic(struct trcu_reader *) *slot_chunks[SLOT_MAX_CHUNKS];
+	unsigned long *slot_used;        /* bitmap, under ofl_lock */
+	int slot_used_words;
+	int slot_hwm;                    /* highest slot + 1 ever used */
+	_Atomic int nr_slots;
+
+	/* Per-GP driver state (under gp_mutex). */
+	struct trcu_reader *driver;      /* slot of the driving thread, or NULL */
+	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
+	bool expedited;                  /* this GP is driven without sleeps */
+	bool exp_at_init;                /* ... and counted in exp_seq */
+	_Atomic int exp_waiters;         /* synchronize_rcu_expedited() callers */
+	long gp_start_ns;
+	long next_stall_ns;
+
+	/* GP kthread (started on first asynchronous need). */
+	pthread_t kthread;
+	_Atomic bool kthread_started;
+	_Atomic bool shutting_down;
+
+	/* Read side ordering: membarrier or fences, decided once at init. */
+	bool fenced;
+
+	struct trcu_tunables tun;
+
+	trcu_stall_fn stall_fn;
+	void *stall_arg;
+	pthread_mutex_t stall_lock;
+
+	/* Statistics. */
+	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_stall, n_mb;
+	_Atomic unsigned long n_report_reader;
+
+	pthread_key_t exit_key;
+};
+
+extern struct rcu_state rcu_state;
+
+/* init (src/tree.c) */
+void trcu_init(void);
+
+/* sys.c */
+int trcu_membarrier_register(void);
+void trcu_gp_mb(void);
+long trcu_now_ns(void);
+int trcu_gettid(void);
+void trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns);
+void trcu_futex_wake(_Atomic uint32_t *addr, int n);
+void trcu_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void trcu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* tunables.c */
+void trcu_tunables_init(void);
+void trcu_tunables_apply_profile(enum trcu_profile p);
+long trcu_parse_long(const char *name, const char *text, long lo, long hi, long *out);
+
+/* thread.c */
+void trcu_thread_init(void);
+int trcu_slot_register(struct trcu_reader *r);
+void trcu_check_blocking_allowed(const char *what);
+int trcu_enter_gp_wait(struct trcu_reader *r);
+void trcu_exit_gp_wait(struct trcu_reader *r, int was);
+struct trcu_reader *trcu_slot_get(int slot);
+void trcu_internal_qsbr_online(struct trcu_reader *r);
+void trcu_internal_qsbr_offline(struct trcu_reader *r);
+
+/* tree.c, used by thread.c */
+void rcu_report_qs_slot(int slot, bool dirty);
+void rcu_apply_hotplug_locked(void);
+
+/* stall.c */
+void rcu_check_stall(void);
+void rcu_stall_reset(void);
+
+#endif

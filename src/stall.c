@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stall warnings: a thread that keeps a grace period waiting longer than
+ * stall_timeout_ms is named on stderr (or to the application's hook) with its
+ * tid, its name, how long and the GP number; repeated with back-off (three
+ * timeouts between warnings, as the kernel does).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define STALL_MAX_NAMED 16
+
+void rcu_stall_reset(void)
+{
+	rcu_state.next_stall_ns = rcu_state.gp_start_ns + TUN(stall_timeout_ms) * 1000000L;
+}
+
+static void thread_name(int tid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+	buf[0] = '\0';
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "?");
+}
+
+struct stall_holdout {
+	int tid;
+	bool qsbr;
+};
+
+struct stall_arg {
+	struct stall_holdout h[STALL_MAX_NAMED];
+	int n, total;
+};
+
+static void stall_collect(struct stall_arg *sa)
+{
+	struct rcu_tree *t = atomic_load_explicit(&rcu_state.tree, memory_order_acquire);
+	int l = t->levels - 1;
+
+	for (int j = 0; j < t->level_cnt[l]; j++) {
+		struct rcu_node *leaf = &t->nodes[t->level_first[l] + j];
+
+		pthread_mutex_lock(&leaf->lock);
+		for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
+			struct trcu_reader *r = trcu_slot_get(leaf->grplo + __builtin_ctzl(m));
+
+			if (!r || r == rcu_state.driver)
+				continue;
+			if (sa->n < STALL_MAX_NAMED) {
+				/* tid and flags are written once at registration,
+				 * before the slot was published (release). */
+				sa->h[sa->n].tid = r->tid;
+				sa->h[sa->n].qsbr = (r->flags & TRCU_RF_QSBR) != 0;
+				sa->n++;
+			}
+			sa->total++;
+		}
+		pthread_mutex_unlock(&leaf->lock);
+	}
+}
+
+static void stall_emit(const char *msg)
+{
+	pthread_mutex_lock(&rcu_state.stall_lock);
+	if (rcu_state.stall_fn)
+		rcu_state.stall_fn(msg, rcu_state.stall_arg);
+	else
+		fputs(msg, stderr);
+	pthread_mutex_unlock(&rcu_state.stall_lock);
+}
+
+/* Called by the GP driver in its FQS loop. */
+void rcu_check_stall(void)
+{
+	long now = trcu_now_ns(), ms = (now - rcu_state.gp_start_ns) / 1000000L;
+	unsigned long gp = rcu_seq_ctr(atomic_load_explicit(&rcu_state.gp_seq,
+							    memory_order_relaxed));
+	struct stall_arg sa = { .n = 0 };
+	char msg[512], name[32];
+
+	if (now < rcu_state.next_stall_ns)
+		return;
+	rcu_state.next_stall_ns = now + 3 * TUN(stall_timeout_ms) * 1000000L;
+	stall_collect(&sa);
+	if (!sa.total)
+		return;
+	atomic_fetch_add_explicit(&rcu_state.n_stall, 1, memory_order_relaxed);
+	for (int i = 0; i < sa.n; i++) {
+		thread_name(sa.h[i].tid, name, sizeof(name));
+		snprintf(msg, sizeof(msg),
+			 "treercu: INFO: rcu detected stall: thread %d (%s) %s for at least "
+			 "%ld ms, blocking grace period %lu; next warning in %ld s\n",
+			 sa.h[i].tid, name,
+			 sa.h[i].qsbr ? "online (QSBR) without a quiescent state"
+				      : "in a read-side critical section",
+			 ms, gp, 3 * TUN(stall_timeout_ms) / 1000);
+		stall_emit(msg);
+	}
+	if (sa.total > sa.n) {
+		snprintf(msg, sizeof(msg),
+			 "treercu: INFO: ... and %d more threads blocking grace period %lu\n",
+			 sa.total - sa.n, gp);
+		stall_emit(msg);
+	}
+}
+
+void trcu_set_stall_handler(trcu_stall_fn fn, void *arg)
+{
+	trcu_init();
+	pthread_mutex_lock(&rcu_state.stall_lock);
+	rcu_state.stall_fn = fn;
+	rcu_state.stall_arg = arg;
+	pthread_mutex_unlock(&rcu_state.stall_lock);
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * System primitives: membarrier (the update side's half of the read side's
+ * compiler barriers), futexes, clocks, and fatal-error reporting.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Returns 0 if private expedited membarrier is usable, -1 otherwise. */
+int trcu_membarrier_register(void)
+{
+	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
+
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return -1;
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0))
+		return -1;
+	return 0;
+}
+
+/*
+ * trcu_gp_mb: the grace period's memory barrier on every reader.
+ * membarrier() makes every running thread of this process execute a full
+ * barrier; this pairs with the atomic_signal_fence() compiler barriers in
+ * trcu_read_lock(), trcu_read_unlock() and trcu_quiescent_state().  In
+ * fenced mode the readers run real fences, and a full fence here pairs with
+ * them.
+ */
+void trcu_gp_mb(void)
+{
+	atomic_fetch_add_explicit(&rcu_state.n_mb, 1, memory_order_relaxed);
+	if (rcu_state.fenced) {
+		atomic_thread_fence(memory_order_seq_cst);
+		return;
+	}
+	/* The syscall is a full barrier for this thread as well. */
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0))
+		trcu_die("membarrier(PRIVATE_EXPEDITED) failed after registering: %s",
+			 strerror(errno));
+}
+
+long trcu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+int trcu_gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+/* Sleep while *addr == val, at most timeout_ns (< 0: no limit). */
+void trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (timeout_ns >= 0) {
+		ts.tv_sec = timeout_ns / 1000000000L;
+		ts.tv_nsec = timeout_ns % 1000000000L;
+		tsp = &ts;
+	}
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, tsp, NULL, 0);
+}
+
+void trcu_futex_wake(_Atomic uint32_t *addr, int n)
+{
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+void trcu_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("treercu: fatal: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+	abort();
+}
+
+void trcu_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("treercu: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,992 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tree RCU grace periods: the rcu_node combining tree over thread slots,
+ * grace-period start (rcu_gp_init), the force-quiescent-state loop
+ * (rcu_gp_fqs_loop), cleanup (rcu_gp_cleanup), synchronize_rcu(), the polled
+ * API and the GP kthread.  Names follow kernel/rcu/tree.c.
+ *
+ * Who drives a grace period: whichever thread holds rcu_state.gp_mutex.
+ * A synchronize_rcu() caller on an idle process drives its own grace period
+ * (no wake-ups at all: drive_from_caller=1, docs/design.md explains the
+ * measurement); asynchronous needs (polled cookies) and the kernel timing
+ * profile use the GP kthread.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct rcu_state rcu_state = {
+	.gp_mutex = PTHREAD_MUTEX_INITIALIZER,
+	.ofl_lock = PTHREAD_MUTEX_INITIALIZER,
+	.stall_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_once_t rcu_init_once_ctl = PTHREAD_ONCE_INIT;
+static pthread_mutex_t kthread_start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- Tree shape ------------------------------------------------------------ */
+
+static int div_up(int a, int b)
+{
+	return (a + b - 1) / b;
+}
+
+/* Count nodes per level, root first; returns the number of levels or -1. */
+static int rcu_tree_geometry(int capacity, int fanout, int fanout_leaf, int *cnt)
+{
+	int tmp[RCU_MAX_LEVELS], k = 0, n = div_up(capacity, fanout_leaf);
+
+	tmp[k++] = n;
+	while (n > 1) {
+		if (k == RCU_MAX_LEVELS)
+			return -1;
+		n = div_up(n, fanout);
+		tmp[k++] = n;
+	}
+	for (int i = 0; i < k; i++)
+		cnt[i] = tmp[k - 1 - i];
+	return k;
+}
+
+struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
+{
+	int cnt[RCU_MAX_LEVELS], levels, total = 0;
+	struct rcu_tree *t;
+	unsigned long gps;
+
+	if (capacity < 1 || fanout < 2 || fanout > RCU_FANOUT_MAX || fanout_leaf < 1 ||
+	    fanout_leaf > RCU_FANOUT_MAX)
+		return NULL;
+	levels = rcu_tree_geometry(capacity, fanout, fanout_leaf, cnt);
+	if (levels < 0)
+		return NULL;
+	for (int i = 0; i < levels; i++)
+		total += cnt[i];
+	if (posix_memalign((void **)&t, 64, sizeof(*t) + (size_t)total * sizeof(struct rcu_node)))
+		return NULL;
+	memset(t, 0, sizeof(*t) + (size_t)total * sizeof(struct rcu_node));
+	t->fanout = fanout;
+	t->fanout_leaf = fanout_leaf;
+	t->levels = levels;
+	t->nr_nodes = total;
+	t->capacity = cnt[levels - 1] * fanout_leaf;
+	gps = atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed);
+	for (int i = 0, first = 0; i < levels; first += cnt[i], i++) {
+		t->level_first[i] = first;
+		t->level_cnt[i] = cnt[i];
+	}
+	/* Bottom up, so that a node's range comes from its children. */
+	for (int i = levels - 1; i >= 0; i--) {
+		for (int j = 0; j < cnt[i]; j++) {
+			struct rcu_node *rnp = &t->nodes[t->level_first[i] + j];
+
+			pthread_mutex_init(&rnp->lock, NULL);
+			rnp->level = i;
+			rnp->gp_seq = gps;
+			rnp->gp_seq_needed = gps;
+			if (i == levels - 1) {
+				rnp->grplo = j * fanout_leaf;
+				rnp->grphi = (j + 1) * fanout_leaf - 1;
+			} else {
+				int c0 = j * fanout, c1 = c0 + fanout - 1;
+
+				if (c1 >= cnt[i + 1])
+					c1 = cnt[i + 1] - 1;
+				rnp->grplo = t->nodes[t->level_first[i + 1] + c0].grplo;
+				rnp->grphi = t->nodes[t->level_first[i + 1] + c1].grphi;
+			}
+			if (i > 0) {
+				rnp->parent = &t->nodes[t->level_first[i - 1] + j / fanout];
+				rnp->grpmask = 1UL << (j % fanout);
+			}
+		}
+	}
+	return t;
+}
+
+void rcu_tree_free(struct rcu_tree *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->nr_nodes; i++)
+		pthread_mutex_destroy(&t->nodes[i].lock);
+	free(t);
+}
+
+static struct rcu_node *rcu_get_root(struct rcu_tree *t)
+{
+	return &t->nodes[0];
+}
+
+static struct rcu_tree *rcu_tree(void)
+{
+	/* Acquire pairs with the release in rcu_tree_reshape_locked(). */
+	return atomic_load_explicit(&rcu_state.tree, memory_order_acquire);
+}
+
+/*
+ * Build a tree big enough for every slot in use with the current fan-out
+ * tunables and move the online slots into it.  Called at GP start with
+ * ofl_lock held and no GP in progress; the old tree is kept until shutdown
+ * because late reporters may still hold pointers into it (they find no bits
+ * set there and do nothing).
+ */
+static void rcu_tree_reshape_locked(void)
+{
+	struct rcu_tree *old = rcu_tree(), *t;
+	int cap = 64;
+
+	while (cap < rcu_state.slot_hwm)
+		cap *= 2;
+	t = rcu_tree_build(cap, (int)TUN(fanout), (int)TUN(fanout_leaf));
+	if (!t) {
+		trcu_warn("fanout=%ld fanout_leaf=%ld cannot cover %d threads in %d levels; "
+			  "using fanout=64 fanout_leaf=16", TUN(fanout), TUN(fanout_leaf), cap,
+			  RCU_MAX_LEVELS);
+		atomic_store_explicit(&rcu_state.tun.fanout, 64, memory_order_relaxed);
+		atomic_store_explicit(&rcu_state.tun.fanout_leaf, 16, memory_order_relaxed);
+		t = rcu_tree_build(cap, 64, 16);
+		if (!t)
+			trcu_die("cannot allocate the rcu_node tree for %d threads", cap);
+	}
+	for (int s = 0; s < rcu_state.slot_hwm; s++) {
+		if (trcu_slot_get(s)) {
+			struct rcu_node *leaf = rcu_tree_leaf(t, s);
+
+			leaf->qsmaskinitnext |= 1UL << (s - leaf->grplo);
+		}
+	}
+	/* Release: the new tree's initialised nodes before the pointer. */
+	atomic_store_explicit(&rcu_state.tree, t, memory_order_release);
+	if (old) {
+		old->retired_next = rcu_state.retired;
+		rcu_state.retired = old;
+	}
+	rcu_state.tree_grow_needed = false;
+}
+
+/* ---- Quiescent-state reporting ------------------------------------------------ */
+
+static void rcu_gp_kick_driver(void)
+{
+	/* seq_cst pairs with the driver's store to ->driver_sleeping and its
+	 * root ->qsmask check in rcu_gp_sleep(). */
+	atomic_fetch_add_explicit(&rcu_state.qs_futex, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst))
+		trcu_futex_wake(&rcu_state.qs_futex, 1);
+}
+
+/*
+ * rcu_report_qs_rnp: clear mask in rnp (locked by the caller) and walk up
+ * while a node empties, handing the lock from child to parent as the kernel
+ * does.  Releases the lock.  When the root empties the grace period can end:
+ * wake the driver.
+ */
+static void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dirty)
+{
+	for (;;) {
+		if (!(rnp->qsmask & mask)) {
+			pthread_mutex_unlock(&rnp->lock);
+			return;
+		}
+		if (dirty)  /* read by the driver after it sees the root empty */
+			atomic_store_explicit(&rcu_state.gp_dirty_flag, true, memory_order_relaxed);
+		rnp->qsmask &= ~mask;
+		if (rnp->qsmask || !rnp->parent)
+			break;
+		mask = rnp->grpmask;
+		pthread_mutex_unlock(&rnp->lock);
+		rnp = rnp->parent;
+		pthread_mutex_lock(&rnp->lock);
+	}
+	if (!rnp->parent && !rnp->qsmask) {
+		pthread_mutex_unlock(&rnp->lock);
+		rcu_gp_kick_driver();
+		return;
+	}
+	pthread_mutex_unlock(&rnp->lock);
+}
+
+/* Report a quiescent state for one slot (reader report or unregister). */
+void rcu_report_qs_slot(int slot, bool dirty)
+{
+	struct rcu_tree *t = rcu_tree();
+	struct rcu_node *leaf;
+
+	atomic_fetch_add_explicit(&rcu_state.n_report_reader, 1, memory_order_relaxed);
+	if (slot >= t->capacity)
+		return;  /* not in the tree yet: no GP waits on it */
+	leaf = rcu_tree_leaf(t, slot);
+	pthread_mutex_lock(&leaf->lock);
+	rcu_report_qs_rnp(1UL << (slot - leaf->grplo), leaf, dirty);
+}
+
+static bool rcu_root_qs_done(void)
+{
+	struct rcu_node *root = rcu_get_root(rcu_tree());
+	bool done;
+
+	pthread_mutex_lock(&root->lock);
+	done = root->qsmask == 0;
+	pthread_mutex_unlock(&root->lock);
+	return done;
+}
+
+/* ---- Grace-period start --------------------------------------------------------- */
+
+/*
+ * Apply registrations and unregistrations (the kernel's qsmaskinitnext ->
+ * qsmaskinit), then set every node's qsmask root first, so that a child
+ * emptying early always finds its bit in an initialised parent.
+ */
+static void rcu_gp_init_tree(unsigned long gps)
+{
+	struct rcu_tree *t;
+
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	if (rcu_state.tree_grow_needed)
+		rcu_tree_reshape_locked();
+	t = rcu_tree();
+	for (int i = 0; i < t->levels - 1; i++)
+		for (int j = 0; j < t->level_cnt[i]; j++)
+			t->nodes[t->level_first[i] + j].qsmaskinit = 0;
+	for (int i = t->levels - 1; i >= 0; i--) {
+		for (int j = 0; j < t->level_cnt[i]; j++) {
+			struct rcu_node *rnp = &t->nodes[t->level_first[i] + j];
+
+			if (i == t->levels - 1) {
+				pthread_mutex_lock(&rnp->lock);
+				rnp->qsmaskinit = rnp->qsmaskinitnext;
+				pthread_mutex_unlock(&rnp->lock);
+			}
+			if (rnp->qsmaskinit && rnp->parent)
+				rnp->parent->qsmaskinit |= rnp->grpmask;
+		}
+	}
+	for (int n = 0; n < t->nr_nodes; n++) {
+		struct rcu_node *rnp = &t->nodes[n];
+
+		pthread_mutex_lock(&rnp->lock);
+		rnp->qsmask = rnp->qsmaskinit;
+		rnp->gp_seq = gps;
+		rnp->snap_valid = 0;
+		rnp->snap_pre = 0;
+		pthread_mutex_unlock(&rnp->lock);
+	}
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
+}
+
+/* Iterate the leaves that still owe quiescent states; fn is called with the
+ * leaf locked and must release the lock. */
+static void rcu_for_each_holdout_leaf(void (*fn)(struct rcu_node *, void *), void *arg)
+{
+	struct rcu_tree *t = rcu_tree();
+	int l = t->levels - 1;
+
+	for (int j = 0; j < t->level_cnt[l]; j++) {
+		struct rcu_node *leaf = &t->nodes[t->level_first[l] + j];
+
+		pthread_mutex_lock(&leaf->lock);
+		if (!leaf->qsmask) {
+			pthread_mutex_unlock(&leaf->lock);
+			continue;
+		}
+		fn(leaf, arg);
+	}
+}
+
+/* Snapshot every holdout's ->watching before the GP-start membarrier. */
+static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
+{
+	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
+		int i = __builtin_ctzl(m);
+		struct trcu_reader *r = trcu_slot_get(leaf->grplo + i);
+
+		if (!r)
+			continue;
+		leaf->snap[i] = atomic_load_explicit(&r->watching, memory_order_acquire);
+		leaf->snap_valid |= 1UL << i;
+		leaf->snap_pre |= 1UL << i;
+	}
+	pthread_mutex_unlock(&leaf->lock);
+}
+
+/*
+ * The seed-000 early report: the driving thread cannot be in a read-side
+ * section while it runs GP code, and a thread blocked waiting for this GP
+ * is in an extended quiescent state: report both now instead of waiting for
+ * FQS scans to notice.  Clean reports: the driver is this thread, and a
+ * blocked waiter's accesses happen before its ->gp_blocked release store.
+ */
+static void rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
+{
+	unsigned long mask = 0;
+
+	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
+		int i = __builtin_ctzl(m);
+		struct trcu_reader *r = trcu_slot_get(leaf->grplo + i);
+
+		/* Acquire pairs with the release in trcu_enter_gp_wait(). */
+		if (r && (r == rcu_state.driver ||
+			  atomic_load_explicit(&r->gp_blocked, memory_order_acquire)))
+			mask |= 1UL << i;
+	}
+	rcu_report_qs_rnp(mask, leaf, false);
+}
+
+static void rcu_gp_early_report(void)
+{
+	/* Pairs with the fence in trcu_exit_gp_wait(): a waiter that has
+	 * left is seen as such, or its next section sees this GP's updates. */
+	atomic_thread_fence(memory_order_seq_cst);
+	rcu_for_each_holdout_leaf(rcu_early_report_leaf, NULL);
+}
+
+static void rcu_gp_init(void)
+{
+	unsigned long gps = rcu_seq_startval(atomic_load_explicit(&rcu_state.gp_seq,
+								  memory_order_relaxed));
+
+	atomic_store_explicit(&rcu_state.gp_dirty_flag, false, memory_order_relaxed);
+	/* Release: pollers that see the GP in progress see what preceded it. */
+	atomic_store_explicit(&rcu_state.gp_seq, gps, memory_order_release);
+	rcu_state.exp_at_init = rcu_state.expedited;
+	if (rcu_state.exp_at_init)
+		atomic_store_explicit(&rcu_state.exp_seq,
+				      rcu_seq_startval(atomic_load_explicit(&rcu_state.exp_seq,
+									    memory_order_relaxed)),
+				      memory_order_release);
+	rcu_state.gp_start_ns = trcu_now_ns();
+	rcu_stall_reset();
+	rcu_gp_init_tree(gps);
+	if (TUN(jiffies_till_first_fqs) == 0)
+		rcu_for_each_holdout_leaf(rcu_prescan_leaf, NULL);
+	/*
+	 * GP-start barrier: every reader either had its ->watching store (odd)
+	 * visible before this point, so the scans below see it, or runs its
+	 * section's loads after it and sees every update that preceded this GP.
+	 * Pairs with the compiler barrier after the store in trcu_read_lock().
+	 */
+	trcu_gp_mb();
+	if (TUN(early_report))
+		rcu_gp_early_report();
+}
+
+/* ---- Force-quiescent-state scans -------------------------------------------------- */
+
+/*
+ * Decide from ->watching (w) and this GP's snapshot whether slot i of leaf
+ * passed through a quiescent state.  *dirty: the evidence is a plain store
+ * of the reader's, so the GP-end membarrier is needed before the GP ends.
+ * A snapshot taken before the GP-start membarrier ("pre") proves nothing
+ * about a section that began around that barrier: an even->odd change is
+ * re-snapshotted, not counted.
+ */
+static bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool *dirty)
+{
+	unsigned long bit = 1UL << i, s = leaf->snap[i];
+
+	if (!(leaf->snap_valid & bit)) {
+		if (!(w & 1)) {
+			*dirty = true;
+			return true;
+		}
+		leaf->snap[i] = w;
+		leaf->snap_valid |= bit;
+		return false;
+	}
+	if (leaf->snap_pre & bit) {
+		if (!(w & 1)) {
+			if (w != s)
+				*dirty = true;
+			return true;  /* even twice and unchanged: clean */
+		}
+		if ((s & 1) && w != s) {
+			*dirty = true;
+			return true;
+		}
+		if (!(s & 1)) {
+			leaf->snap[i] = w;
+			leaf->snap_pre &= ~bit;
+		}
+		return false;
+	}
+	if (!(w & 1) || w != s) {
+		*dirty = true;
+		return true;
+	}
+	return false;
+}
+
+struct fqs_arg {
+	bool arm;       /* set ->need_qs on holdouts */
+	int armed;      /* how many were newly armed */
+};
+
+static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
+{
+	struct fqs_arg *fa = arg;
+	unsigned long mask = 0;
+	bool dirty = false;
+
+	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
+		int i = __builtin_ctzl(m);
+		struct trcu_reader *r = trcu_slot_get(leaf->grplo + i);
+
+		if (!r) {   /* unregistered after GP start */
+			mask |= 1UL << i;
+			dirty = true;
+			continue;
+		}
+		/* Acquire: pairs with the fenced read side's release store. */
+		if (rcu_watching_qs(leaf, i, atomic_load_explicit(&r->watching,
+								  memory_order_acquire), &dirty)) {
+			mask |= 1UL << i;
+		} else if (fa->arm && r != rcu_state.driver &&
+			   !atomic_load_explicit(&r->need_qs, memory_order_relaxed)) {
+			/* Ordered before the reader's ->watching reread by the
+			 * trcu_gp_mb() the caller runs next; pairs with the
+			 * barrier before the ->need_qs load in trcu_read_unlock(). */
+			atomic_store_explicit(&r->need_qs, 1, memory_order_relaxed);
+			fa->armed++;
+		}
+	}
+	rcu_report_qs_rnp(mask, leaf, dirty);
+}
+
+static int rcu_fqs_scan(bool arm)
+{
+	struct fqs_arg fa = { .arm = arm };
+
+	atomic_fetch_add_explicit(&rcu_state.n_fqs, 1, memory_order_relaxed);
+	rcu_for_each_holdout_leaf(rcu_fqs_leaf, &fa);
+	return fa.armed;
+}
+
+static bool rcu_exp_pending(void)
+{
+	return atomic_load_explicit(&rcu_state.exp_waiters, memory_order_relaxed) > 0;
+}
+
+/*
+ * Sleep until the next `ticks` tick boundary, the root empties, or an
+ * expedited request arrives.  A QSBR driver (the GP kthread) is offline
+ * while it sleeps, as a CPU is idle while its GP kthread sleeps.
+ */
+static void rcu_gp_sleep(long ticks)
+{
+	long tick = TUN(tick_us) * 1000L;
+	long target = (trcu_now_ns() / tick + ticks) * tick;
+	struct trcu_reader *drv = rcu_state.driver;
+	bool was_online = drv && drv->depth_bias;
+
+	if (was_online)
+		trcu_internal_qsbr_offline(drv);
+	for (;;) {
+		uint32_t v = atomic_load_explicit(&rcu_state.qs_futex, memory_order_seq_cst);
+		long now = trcu_now_ns();
+
+		/* seq_cst pairs with rcu_gp_kick_driver(). */
+		atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
+		if (now >= target || rcu_root_qs_done() ||
+		    (rcu_exp_pending() && !rcu_state.expedited))
+			break;
+		trcu_futex_wait(&rcu_state.qs_futex, v, target - now);
+	}
+	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
+	if (was_online)
+		trcu_internal_qsbr_online(drv);
+}
+
+/*
+ * What to do after a scan left holdouts.  treercu profile: yield-spin for
+ * fqs_spin_us rescanning, then ask the holdouts to report (->need_qs +
+ * membarrier + rescan), then sleep until a tick or a report.  Kernel
+ * profile: jiffies_till_next_fqs ticks between scans, holdouts asked too.
+ * Expedited: ask at once and poll in short sleeps.
+ */
+static void rcu_gp_holdout_wait(long spin_until_ns)
+{
+	if (rcu_exp_pending())
+		rcu_state.expedited = true;  /* an expedited caller joined */
+	if (!rcu_state.expedited && trcu_now_ns() < spin_until_ns) {
+		sched_yield();
+		return;
+	}
+	if (rcu_fqs_scan(true)) {
+		/* SB: ->need_qs stores before the holdouts' ->watching reread.
+		 * Pairs with the compiler barrier in trcu_read_unlock(). */
+		trcu_gp_mb();
+		return;   /* the caller rescans at once */
+	}
+	if (rcu_state.expedited) {
+		sched_yield();
+		return;
+	}
+	rcu_gp_sleep(TUN(jiffies_till_next_fqs));
+}
+
+static void rcu_gp_fqs_loop(void)
+{
+	long first = TUN(jiffies_till_first_fqs);
+	long spin_until;
+
+	if (first > 0 && !rcu_state.expedited)
+		rcu_gp_sleep(first);
+	spin_until = trcu_now_ns() + TUN(fqs_spin_us) * 1000L;
+	for (;;) {
+		if (rcu_root_qs_done())
+			return;
+		rcu_fqs_scan(false);
+		if (rcu_root_qs_done())
+			return;
+		rcu_check_stall();
+		rcu_gp_holdout_wait(spin_until);
+	}
+}
+
+/* ---- Grace-period end ------------------------------------------------------------------ */
+
+static void rcu_gp_cleanup(void)
+{
+	unsigned long gps = atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed);
+
+	/*
+	 * GP-end barrier: a reader whose quiescent state was seen only through
+	 * a plain ->watching store has all its section's accesses complete
+	 * before this returns.  Pairs with the compiler barrier before the
+	 * store in trcu_read_unlock().  Skipped when every slot was seen even
+	 * and unchanged on both sides of the GP-start barrier, or reported
+	 * through a lock.
+	 */
+	if (atomic_load_explicit(&rcu_state.gp_dirty_flag, memory_order_relaxed))
+		trcu_gp_mb();
+	if (rcu_state.exp_at_init)
+		atomic_store_explicit(&rcu_state.exp_seq,
+				      rcu_seq_endval(atomic_load_explicit(&rcu_state.exp_seq,
+									  memory_order_relaxed)),
+				      memory_order_release);
+	/* Release: pairs with the acquire loads in rcu_seq_done() callers:
+	 * whoever sees the GP ended sees every reader's section finished. */
+	atomic_store_explicit(&rcu_state.gp_seq, rcu_seq_endval(gps), memory_order_release);
+	atomic_fetch_add_explicit(&rcu_state.n_gp, 1, memory_order_relaxed);
+}
+
+/* Wake every synchronize_rcu() sleeper so that each rechecks its cookie. */
+static void rcu_wake_gp_waiters(void)
+{
+	/* seq_cst: pairs with the waiter's increment of nr_gp_waiters before
+	 * it loads gp_end_futex and gp_seq in rcu_wait_gp(). */
+	atomic_fetch_add_explicit(&rcu_state.gp_end_futex, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst))
+		trcu_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
+}
+
+/* One full grace period, driven by the calling thread (gp_mutex held). */
+static void rcu_gp_one(struct trcu_reader *driver, bool kthread)
+{
+	rcu_state.driver = driver;
+	rcu_state.expedited = rcu_exp_pending();
+	rcu_gp_init();
+	rcu_gp_fqs_loop();
+	rcu_gp_cleanup();
+	rcu_state.driver = NULL;
+	atomic_fetch_add_explicit(kthread ? &rcu_state.n_gp_kthread : &rcu_state.n_gp_caller, 1,
+				  memory_order_relaxed);
+	rcu_wake_gp_waiters();
+}
+
+/* ---- Requests -------------------------------------------------------------------------- */
+
+static bool rcu_seq_done(unsigned long s)
+{
+	return rcu_seq_done_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire), s);
+}
+
+static bool rcu_gp_needed(void)
+{
+	return ULONG_CMP_LT(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
+			    atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire));
+}
+
+/*
+ * rcu_start_this_gp: funnel a request for the GP that ends at s from the
+ * requester's leaf to the root, stopping where someone already asked for it.
+ * Returns true when this call raised rcu_state.gp_seq_needed.
+ */
+static bool rcu_start_this_gp(unsigned long s, struct trcu_reader *r)
+{
+	struct rcu_tree *t = rcu_tree();
+	struct rcu_node *rnp = (r && r->slot >= 0 && r->slot < t->capacity)
+			       ? rcu_tree_leaf(t, r->slot) : rcu_get_root(t);
+	unsigned long old;
+
+	for (; rnp; rnp = rnp->parent) {
+		pthread_mutex_lock(&rnp->lock);
+		if (ULONG_CMP_GE(rnp->gp_seq_needed, s)) {
+			pthread_mutex_unlock(&rnp->lock);
+			return false;
+		}
+		rnp->gp_seq_needed = s;
+		pthread_mutex_unlock(&rnp->lock);
+	}
+	old = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_relaxed);
+	do {
+		if (ULONG_CMP_GE(old, s))
+			return false;
+		/* seq_cst: pairs with the GP kthread's check of gp_seq_needed
+		 * after it announces it is sleeping. */
+	} while (!atomic_compare_exchange_weak_explicit(&rcu_state.gp_seq_needed, &old, s,
+							memory_order_seq_cst,
+							memory_order_relaxed));
+	return true;
+}
+
+/* ---- The GP kthread ---------------------------------------------------------------------- */
+
+static void *rcu_gp_kthread(void *arg)
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+
+	pthread_setname_np(pthread_self(), "trcu_gp");
+	if (trcu_register_thread())
+		trcu_die("GP kthread: cannot register: out of memory");
+	/* A QSBR-style slot, offline while idle: like a CPU running the
+	 * kernel's GP kthread, it is "watching" only while it runs. */
+	r->flags |= TRCU_RF_QSBR;
+	for (;;) {
+		uint32_t v = atomic_load_explicit(&rcu_state.kthread_futex, memory_order_seq_cst);
+
+		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+			break;
+		atomic_store_explicit(&rcu_state.kthread_sleeping, 1, memory_order_seq_cst);
+		if (!rcu_gp_needed()) {
+			trcu_futex_wait(&rcu_state.kthread_futex, v, -1);
+			continue;
+		}
+		atomic_store_explicit(&rcu_state.kthread_sleeping, 0, memory_order_relaxed);
+		if (pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+			/* A caller is driving: wait for its GP to end. */
+			uint32_t e = atomic_load_explicit(&rcu_state.gp_end_futex,
+							  memory_order_seq_cst);
+
+			atomic_fetch_add_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_seq_cst);
+			if (pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+				trcu_futex_wait(&rcu_state.gp_end_futex, e, 10 * 1000000L);
+				atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1,
+							  memory_order_relaxed);
+				continue;
+			}
+			atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
+		}
+		trcu_internal_qsbr_online(r);
+		while (rcu_gp_needed() &&
+		       !atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+			rcu_gp_one(r, true);
+		trcu_internal_qsbr_offline(r);
+		pthread_mutex_unlock(&rcu_state.gp_mutex);
+	}
+	trcu_unregister_thread();
+	return NULL;
+}
+
+/* Make sure the GP kthread runs and sees the latest request. */
+static void rcu_gp_kthread_wake(void)
+{
+	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+		return;
+	if (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
+		pthread_mutex_lock(&kthread_start_lock);
+		if (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_relaxed)) {
+			if (pthread_create(&rcu_state.kthread, NULL, rcu_gp_kthread, NULL))
+				trcu_die("cannot start the GP kthread: %s", strerror(errno));
+			/* Release pairs with the acquire above and in shutdown. */
+			atomic_store_explicit(&rcu_state.kthread_started, true,
+					      memory_order_release);
+		}
+		pthread_mutex_unlock(&kthread_start_lock);
+	}
+	/* seq_cst pairs with the kthread's store to ->kthread_sleeping followed
+	 * by its gp_seq_needed check. */
+	atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_seq_cst))
+		trcu_futex_wake(&rcu_state.kthread_futex, 1);
+}
+
+/* After a caller stops driving: if more GPs are wanted, let a waiting caller
+ * take over, or the GP kthread when nobody waits. */
+static void rcu_gp_handoff(void)
+{
+	if (!rcu_gp_needed())
+		return;
+	if (atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst))
+		rcu_wake_gp_waiters();
+	else
+		rcu_gp_kthread_wake();
+}
+
+/* ---- Waiting for a grace period ------------------------------------------------------------ */
+
+static void rcu_wait_gp(unsigned long s, bool exp)
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
+	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
+	bool drive;
+
+	if (rcu_start_this_gp(s, registered ? r : NULL) && exp)
+		rcu_gp_kick_driver();
+	for (;;) {
+		uint32_t v;
+
+		drive = exp || TUN(drive_from_caller) ||
+			atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
+		atomic_fetch_add_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_seq_cst);
+		v = atomic_load_explicit(&rcu_state.gp_end_futex, memory_order_seq_cst);
+		if (rcu_seq_done(s)) {
+			atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
+			break;
+		}
+		if (drive && !pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+			atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
+			while (!rcu_seq_done(s))
+				rcu_gp_one(registered ? r : NULL, false);
+			pthread_mutex_unlock(&rcu_state.gp_mutex);
+			rcu_gp_handoff();
+			break;
+		}
+		if (!drive)
+			rcu_gp_kthread_wake();
+		trcu_futex_wait(&rcu_state.gp_end_futex, v, -1);
+		atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
+	}
+	if (registered)
+		trcu_exit_gp_wait(r, was_online);
+}
+
+void trcu_synchronize_rcu(void)
+{
+	unsigned long s;
+
+	trcu_check_blocking_allowed("synchronize_rcu()");
+	trcu_init();
+	/* Full barrier: the caller's updates before the snapshot; pairs with
+	 * the GP-start barrier of the grace period that satisfies it. */
+	atomic_thread_fence(memory_order_seq_cst);
+	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
+	rcu_wait_gp(s, false);
+}
+
+void trcu_synchronize_rcu_expedited(void)
+{
+	unsigned long s;
+
+	trcu_check_blocking_allowed("synchronize_rcu_expedited()");
+	trcu_init();
+	atomic_fetch_add_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
+	/* Full barrier, as in trcu_synchronize_rcu(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
+	rcu_wait_gp(s, true);
+	atomic_fetch_sub_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
+}
+
+/* ---- Polled grace periods -------------------------------------------------------------------- */
+
+unsigned long trcu_get_state_synchronize_rcu(void)
+{
+	trcu_init();
+	/* Full barrier: updates before the cookie are covered by its GP. */
+	atomic_thread_fence(memory_order_seq_cst);
+	return rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
+}
+
+unsigned long trcu_start_poll_synchronize_rcu(void)
+{
+	unsigned long s = trcu_get_state_synchronize_rcu();
+	struct trcu_reader *r = &trcu_reader_tls;
+
+	if (rcu_start_this_gp(s, r->slot >= 0 ? r : NULL))
+		rcu_gp_kthread_wake();
+	return s;
+}
+
+bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
+{
+	trcu_init();
+	if (cookie == TRCU_GET_STATE_COMPLETED ||
+	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
+				   cookie)) {
+		/* Full barrier: the caller's later accesses (a free) after the
+		 * GP end it just observed. */
+		atomic_thread_fence(memory_order_seq_cst);
+		return true;
+	}
+	return false;
+}
+
+void trcu_cond_synchronize_rcu(unsigned long cookie)
+{
+	if (!trcu_poll_state_synchronize_rcu(cookie))
+		trcu_synchronize_rcu();
+}
+
+unsigned long trcu_get_completed_synchronize_rcu(void)
+{
+	return TRCU_GET_STATE_COMPLETED;
+}
+
+void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	trcu_init();
+	/* Full barrier, as in trcu_get_state_synchronize_rcu(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	rgosp->rgos_norm = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq,
+								  memory_order_acquire));
+	rgosp->rgos_exp = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.exp_seq,
+								 memory_order_acquire));
+}
+
+void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+
+	trcu_get_state_synchronize_rcu_full(rgosp);
+	if (rcu_start_this_gp(rgosp->rgos_norm, r->slot >= 0 ? r : NULL))
+		rcu_gp_kthread_wake();
+}
+
+bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	trcu_init();
+	if (rgosp->rgos_norm == TRCU_GET_STATE_COMPLETED ||
+	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
+				   rgosp->rgos_norm) ||
+	    rgosp->rgos_exp == TRCU_GET_STATE_COMPLETED ||
+	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.exp_seq, memory_order_acquire),
+				   rgosp->rgos_exp)) {
+		/* Full barrier, as in trcu_poll_state_synchronize_rcu(). */
+		atomic_thread_fence(memory_order_seq_cst);
+		return true;
+	}
+	return false;
+}
+
+void trcu_cond_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	if (!trcu_poll_state_synchronize_rcu_full(rgosp))
+		trcu_synchronize_rcu();
+}
+
+void trcu_get_completed_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	rgosp->rgos_norm = TRCU_GET_STATE_COMPLETED;
+	rgosp->rgos_exp = TRCU_GET_STATE_COMPLETED;
+}
+
+bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
+					  struct trcu_gp_oldstate *b)
+{
+	return a->rgos_norm == b->rgos_norm && a->rgos_exp == b->rgos_exp;
+}
+
+unsigned long trcu_gp_seq(void)
+{
+	trcu_init();
+	return atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire);
+}
+
+/* ---- Init, stats, shutdown ------------------------------------------------------------------- */
+
+static void rcu_init_once(void)
+{
+	trcu_tunables_init();
+	atomic_store_explicit(&rcu_state.gp_seq, RCU_SEQ_INIT, memory_order_relaxed);
+	atomic_store_explicit(&rcu_state.gp_seq_needed, RCU_SEQ_INIT, memory_order_relaxed);
+	atomic_store_explicit(&rcu_state.exp_seq, RCU_SEQ_INIT, memory_order_relaxed);
+#ifdef TREERCU_FENCED
+	rcu_state.fenced = true;
+#else
+	if (getenv("TREERCU_FORCE_FENCED") || trcu_membarrier_register()) {
+		rcu_state.fenced = true;
+		if (!getenv("TREERCU_FORCE_FENCED"))
+			trcu_warn("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) refused: "
+				  "using the fenced read side (a full fence per "
+				  "rcu_read_lock/unlock)");
+	}
+#endif
+	atomic_store_explicit(&rcu_state.tree, rcu_tree_build(64, (int)TUN(fanout),
+							      (int)TUN(fanout_leaf)),
+			      memory_order_release);
+	if (!rcu_tree())
+		trcu_die("cannot allocate the rcu_node tree");
+	trcu_thread_init();
+	atexit(trcu_shutdown);
+}
+
+void trcu_init(void)
+{
+	pthread_once(&rcu_init_once_ctl, rcu_init_once);
+}
+
+void trcu_get_stats(struct trcu_stats *st)
+{
+	struct rcu_tree *t;
+
+	trcu_init();
+	t = rcu_tree();
+	memset(st, 0, sizeof(*st));
+	st->gp_completed = atomic_load_explicit(&rcu_state.n_gp, memory_order_relaxed);
+	st->gp_driven_by_caller = atomic_load_explicit(&rcu_state.n_gp_caller, memory_order_relaxed);
+	st->gp_driven_by_kthread = atomic_load_explicit(&rcu_state.n_gp_kthread,
+							memory_order_relaxed);
+	st->fqs_scans = atomic_load_explicit(&rcu_state.n_fqs, memory_order_relaxed);
+	st->stall_warnings = atomic_load_explicit(&rcu_state.n_stall, memory_order_relaxed);
+	st->membarriers = atomic_load_explicit(&rcu_state.n_mb, memory_order_relaxed);
+	st->fenced = rcu_state.fenced;
+	st->nr_slots = atomic_load_explicit(&rcu_state.nr_slots, memory_order_relaxed);
+	st->tree_levels = t->levels;
+	st->tree_nodes = t->nr_nodes;
+}
+
+/* Join the GP kthread; if a reader keeps its grace period from ending for
+ * longer than a stall timeout, say so and leave it rather than hang exit. */
+static void rcu_gp_kthread_join(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += TUN(stall_timeout_ms) / 1000 + 1;
+	if (pthread_timedjoin_np(rcu_state.kthread, NULL, &ts)) {
+		trcu_warn("shutdown: the GP kthread is still waiting for a reader after %ld s; "
+			  "not joined", TUN(stall_timeout_ms) / 1000 + 1);
+		pthread_detach(rcu_state.kthread);
+	}
+}
+
+void trcu_shutdown(void)
+{
+	trcu_init();
+	if (atomic_exchange_explicit(&rcu_state.shutting_down, true, memory_order_acq_rel))
+		return;
+	if (atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
+		atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
+		trcu_futex_wake(&rcu_state.kthread_futex, 1);
+		rcu_gp_kthread_join();
+	}
+	trcu_unregister_thread();
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	while (rcu_state.retired) {
+		struct rcu_tree *t = rcu_state.retired;
+
+		rcu_state.retired = t->retired_next;
+		rcu_tree_free(t);
+	}
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tunables: one table, read from TREERCU_<NAME> environment variables at init
+ * and settable at run time.  Bad values are refused with a message naming the
+ * variable and the accepted range; the previous value stays in force.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct tunable {
+	const char *name;
+	size_t off;        /* offset in struct trcu_tunables */
+	long lo, hi;
+	long def;          /* treercu profile */
+	long kdef;         /* kernel profile; -1: computed (FQS jiffies) */
+	bool reshape;      /* needs the rcu_node tree rebuilt */
+};
+
+#define T(n) #n, offsetof(struct trcu_tunables, n)
+static const struct tunable tunables[] = {
+	{ T(early_report),           0, 1,         1,     1,     false },
+	{ T(drive_from_caller),      0, 1,         1,     0,     false },
+	{ T(fanout),                 2, RCU_FANOUT_MAX, 64, 64,  true },
+	{ T(fanout_leaf),            1, RCU_FANOUT_MAX, 16, 16,  true },
+	{ T(tick_us),                1, 1000000,   1000,  1000,  false },
+	{ T(jiffies_till_first_fqs), 0, 300000,    0,     -1,    false },
+	{ T(jiffies_till_next_fqs),  1, 300000,    1,     -1,    false },
+	{ T(fqs_spin_us),            0, 1000000,   20,    0,     false },
+	{ T(stall_timeout_ms),       10, 3600000,  21000, 21000, false },
+};
+#undef T
+#define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
+
+static _Atomic long *tun_field(const struct tunable *t)
+{
+	return (_Atomic long *)((char *)&rcu_state.tun + t->off);
+}
+
+static const struct tunable *tun_find(const char *name)
+{
+	for (size_t i = 0; i < NR_TUNABLES; i++)
+		if (!strcmp(tunables[i].name, name))
+			return &tunables[i];
+	return NULL;
+}
+
+/*
+ * The kernel's FQS delay at HZ=1000: RCU_JIFFIES_TILL_FORCE_QS (3 at
+ * HZ > 500) plus nr_cpu_ids / RCU_JIFFIES_FQS_DIV (256), as
+ * rcu_init_geometry() computes it.
+ */
+static long kernel_fqs_jiffies(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	return 3 + (ncpu > 0 ? ncpu : 1) / 256;
+}
+
+void trcu_tunables_apply_profile(enum trcu_profile p)
+{
+	for (size_t i = 0; i < NR_TUNABLES; i++) {
+		long v = p == TRCU_PROFILE_KERNEL ? tunables[i].kdef : tunables[i].def;
+
+		if (v < 0)
+			v = kernel_fqs_jiffies();
+		atomic_store_explicit(tun_field(&tunables[i]), v, memory_order_relaxed);
+	}
+	atomic_store_explicit(&rcu_state.tun.profile, p, memory_order_relaxed);
+}
+
+/* Parse text as a long in [lo, hi]; on error print why and return -1. */
+long trcu_parse_long(const char *name, const char *text, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 0);
+	if (end == text || *end != '\0' || errno == ERANGE) {
+		trcu_warn("%s=\"%s\" refused: not a number (accepted: %ld..%ld)",
+			  name, text, lo, hi);
+		return -1;
+	}
+	if (v < lo || v > hi) {
+		trcu_warn("%s=%ld refused: out of range (accepted: %ld..%ld)",
+			  name, v, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void env_name(char *buf, size_t len, const char *name)
+{
+	size_t i = 0;
+
+	snprintf(buf, len, "TREERCU_%s", name);
+	for (i = 0; buf[i]; i++)
+		buf[i] = (char)toupper((unsigned char)buf[i]);
+}
+
+static int profile_from_name(const char *name)
+{
+	if (!strcmp(name, "treercu"))
+		return TRCU_PROFILE_TREERCU;
+	if (!strcmp(name, "kernel"))
+		return TRCU_PROFILE_KERNEL;
+	return -1;
+}
+
+/* Called once at init: profile first, then individual overrides. */
+void trcu_tunables_init(void)
+{
+	const char *prof = getenv("TREERCU_PROFILE");
+	int p = TRCU_PROFILE_TREERCU;
+	char env[64];
+
+	if (prof && (p = profile_from_name(prof)) < 0) {
+		trcu_warn("TREERCU_PROFILE=\"%s\" refused: unknown profile (accepted: treercu, kernel)",
+			  prof);
+		p = TRCU_PROFILE_TREERCU;
+	}
+	trcu_tunables_apply_profile((enum trcu_profile)p);
+	for (size_t i = 0; i < NR_TUNABLES; i++) {
+		const char *text;
+		long v;
+
+		env_name(env, sizeof(env), tunables[i].name);
+		text = getenv(env);
+		if (text && !trcu_parse_long(env, text, tunables[i].lo, tunables[i].hi, &v))
+			atomic_store_explicit(tun_field(&tunables[i]), v, memory_order_relaxed);
+	}
+}
+
+int trcu_set_tunable(const char *name, long value)
+{
+	const struct tunable *t;
+
+	trcu_init();
+	t = name ? tun_find(name) : NULL;
+	if (!t) {
+		trcu_warn("trcu_set_tunable: unknown tunable \"%s\" (see docs/tunables.md)",
+			  name ? name : "(null)");
+		errno = EINVAL;
+		return -1;
+	}
+	if (value < t->lo || value > t->hi) {
+		trcu_warn("trcu_set_tunable: %s=%ld refused: out of range (accepted: %ld..%ld)",
+			  t->name, value, t->lo, t->hi);
+		errno = EINVAL;
+		return -1;
+	}
+	atomic_store_explicit(tun_field(t), value, memory_order_relaxed);
+	if (t->reshape) {
+		pthread_mutex_lock(&rcu_state.ofl_lock);
+		rcu_state.tree_grow_needed = true;  /* rebuilt at next GP start */
+		pthread_mutex_unlock(&rcu_state.ofl_lock);
+	}
+	return 0;
+}
+
+int trcu_get_tunable(const char *name, long *value)
+{
+	const struct tunable *t;
+
+	trcu_init();
+	t = name ? tun_find(name) : NULL;
+	if (!t || !value) {
+		errno = EINVAL;
+		return -1;
+	}
+	*value = atomic_load_explicit(tun_field(t), memory_order_relaxed);
+	return 0;
+}
+
+int trcu_set_profile(const char *name)
+{
+	int p;
+
+	trcu_init();
+	p = name ? profile_from_name(name) : -1;
+	if (p < 0) {
+		trcu_warn("trcu_set_profile: unknown profile \"%s\" (accepted: treercu, kernel)",
+			  name ? name : "(null)");
+		errno = EINVAL;
+		return -1;
+	}
+	trcu_tunables_apply_profile((enum trcu_profile)p);
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	rcu_state.tree_grow_needed = true;
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
+	return 0;
+}
