@@ -66,7 +66,7 @@ static inline bool rcu_seq_done_exact_val(unsigned long cur, unsigned long s)
 }
 
 /* ---- The rcu_node combining tree ----------------------------------------- */
-#define RCU_MAX_LEVELS 8
+#define RCU_MAX_LEVELS 24     /* fanout 2, leaf 1 covers 2^23 slots */
 #define RCU_FANOUT_MAX 64
 
 struct rcu_node {
@@ -83,7 +83,7 @@ struct rcu_node {
 	/* Leaves only: FQS snapshots of ->watching, indexed slot - grplo. */
 	unsigned long snap_valid;     /* bit set: snap[] holds this GP's value */
 	unsigned long snap_pre;       /* bit set: taken before the GP-start mb */
-	unsigned long snap[RCU_FANOUT_MAX];
+	unsigned long *snap;          /* fanout_leaf entries, after the nodes */
 } __attribute__((aligned(64)));
 
 struct rcu_tree {

@@ -86,8 +86,9 @@ static void stall_emit(const char *msg)
 void rcu_check_stall(void)
 {
 	long now = trcu_now_ns(), ms = (now - rcu_state.gp_start_ns) / 1000000L;
-	unsigned long gp = rcu_seq_ctr(atomic_load_explicit(&rcu_state.gp_seq,
-							    memory_order_relaxed));
+	/* Signed, as the kernel prints g%ld: gp_seq starts just below wrap. */
+	long gp = (long)atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed) >>
+		  RCU_SEQ_CTR_SHIFT;
 	struct stall_arg sa = { .n = 0 };
 	char msg[512], name[32];
 
@@ -102,16 +103,16 @@ void rcu_check_stall(void)
 		thread_name(sa.h[i].tid, name, sizeof(name));
 		snprintf(msg, sizeof(msg),
 			 "treercu: INFO: rcu detected stall: thread %d (%s) %s for at least "
-			 "%ld ms, blocking grace period %lu; next warning in %ld s\n",
+			 "%ld ms, blocking grace period %ld; next warning in %ld ms\n",
 			 sa.h[i].tid, name,
 			 sa.h[i].qsbr ? "online (QSBR) without a quiescent state"
 				      : "in a read-side critical section",
-			 ms, gp, 3 * TUN(stall_timeout_ms) / 1000);
+			 ms, gp, 3 * TUN(stall_timeout_ms));
 		stall_emit(msg);
 	}
 	if (sa.total > sa.n) {
 		snprintf(msg, sizeof(msg),
-			 "treercu: INFO: ... and %d more threads blocking grace period %lu\n",
+			 "treercu: INFO: ... and %d more threads blocking grace period %ld\n",
 			 sa.total - sa.n, gp);
 		stall_emit(msg);
 	}

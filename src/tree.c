@@ -58,7 +58,8 @@ struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
 {
 	int cnt[RCU_MAX_LEVELS], levels, total = 0;
 	struct rcu_tree *t;
-	unsigned long gps;
+	unsigned long gps, *snaps;
+	size_t nodes_sz, snaps_sz;
 
 	if (capacity < 1 || fanout < 2 || fanout > RCU_FANOUT_MAX || fanout_leaf < 1 ||
 	    fanout_leaf > RCU_FANOUT_MAX)
@@ -68,9 +69,12 @@ struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
 		return NULL;
 	for (int i = 0; i < levels; i++)
 		total += cnt[i];
-	if (posix_memalign((void **)&t, 64, sizeof(*t) + (size_t)total * sizeof(struct rcu_node)))
+	nodes_sz = sizeof(*t) + (size_t)total * sizeof(struct rcu_node);
+	snaps_sz = (size_t)cnt[levels - 1] * (size_t)fanout_leaf * sizeof(unsigned long);
+	if (posix_memalign((void **)&t, 64, nodes_sz + snaps_sz))
 		return NULL;
-	memset(t, 0, sizeof(*t) + (size_t)total * sizeof(struct rcu_node));
+	memset(t, 0, nodes_sz + snaps_sz);
+	snaps = (unsigned long *)((char *)t + nodes_sz);
 	t->fanout = fanout;
 	t->fanout_leaf = fanout_leaf;
 	t->levels = levels;
@@ -93,6 +97,7 @@ struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
 			if (i == levels - 1) {
 				rnp->grplo = j * fanout_leaf;
 				rnp->grphi = (j + 1) * fanout_leaf - 1;
+				rnp->snap = snaps + (size_t)j * (size_t)fanout_leaf;
 			} else {
 				int c0 = j * fanout, c1 = c0 + fanout - 1;
 
@@ -365,6 +370,13 @@ static void rcu_gp_init(void)
 	rcu_state.gp_start_ns = trcu_now_ns();
 	rcu_stall_reset();
 	rcu_gp_init_tree(gps);
+	/* Early report first: when it empties the tree (only the driver and
+	 * blocked waiters were online) the GP needs no membarrier at all. */
+	if (TUN(early_report)) {
+		rcu_gp_early_report();
+		if (rcu_root_qs_done())
+			return;
+	}
 	if (TUN(jiffies_till_first_fqs) == 0)
 		rcu_for_each_holdout_leaf(rcu_prescan_leaf, NULL);
 	/*
@@ -374,8 +386,6 @@ static void rcu_gp_init(void)
 	 * Pairs with the compiler barrier after the store in trcu_read_lock().
 	 */
 	trcu_gp_mb();
-	if (TUN(early_report))
-		rcu_gp_early_report();
 }
 
 /* ---- Force-quiescent-state scans -------------------------------------------------- */

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * API misuse the kernel would catch is caught, each with a message that says
+ * exactly what went wrong (each case runs in a child process).
+ */
+#define CHECK_WANT_DEATH
+#include <pthread.h>
+
+#include <treercu/rcu.h>
+#include "check.h"
+
+static void sync_in_section(void)
+{
+	rcu_read_lock();
+	synchronize_rcu();
+}
+
+static void exp_in_section(void)
+{
+	rcu_read_lock();
+	rcu_read_lock();
+	synchronize_rcu_expedited();
+}
+
+static void cond_in_section(void)
+{
+	unsigned long c = get_state_synchronize_rcu();
+
+	rcu_read_lock();
+	cond_synchronize_rcu(c);
+}
+
+static void qsbr_sync_in_section(void)
+{
+	trcu_thread_qsbr();
+	rcu_read_lock();
+	synchronize_rcu();
+}
+
+static void unbalanced_unlock(void)
+{
+	rcu_register_thread();
+	rcu_read_unlock();
+}
+
+static void unbalanced_unlock_unregistered(void)
+{
+	rcu_read_unlock();
+}
+
+static void unbalanced_unlock_after_pair(void)
+{
+	rcu_read_lock();
+	rcu_read_unlock();
+	rcu_read_unlock();
+}
+
+static void qsbr_unbalanced_unlock(void)
+{
+	trcu_thread_qsbr();
+	rcu_read_unlock();
+}
+
+static void unregister_in_section(void)
+{
+	rcu_read_lock();
+	rcu_unregister_thread();
+}
+
+static void qs_in_section(void)
+{
+	trcu_thread_qsbr();
+	rcu_read_lock();
+	rcu_quiescent_state();
+}
+
+static void online_not_qsbr(void)
+{
+	rcu_register_thread();
+	rcu_thread_online();
+}
+
+static void offline_in_section(void)
+{
+	trcu_thread_qsbr();
+	rcu_read_lock();
+	rcu_thread_offline();
+}
+
+static void *exit_in_section_thread(void *arg)
+{
+	rcu_read_lock();
+	return NULL;   /* exits holding the section */
+}
+
+static void exit_in_section(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, exit_in_section_thread, NULL);
+	pthread_join(t, NULL);
+	synchronize_rcu();   /* must not hang: the thread is gone */
+}
+
+int main(void)
+{
+	expect_death(sync_in_section,
+		     "synchronize_rcu() called inside an RCU read-side critical section");
+	expect_death(exp_in_section,
+		     "synchronize_rcu_expedited() called inside an RCU read-side critical "
+		     "section (nesting depth 2)");
+	expect_death(cond_in_section,
+		     "synchronize_rcu() called inside an RCU read-side critical section");
+	expect_death(qsbr_sync_in_section,
+		     "synchronize_rcu() called inside an RCU read-side critical section");
+	expect_death(unbalanced_unlock, "rcu_read_unlock() without a matching rcu_read_lock()");
+	expect_death(unbalanced_unlock_unregistered,
+		     "rcu_read_unlock() without a matching rcu_read_lock()");
+	expect_death(unbalanced_unlock_after_pair,
+		     "rcu_read_unlock() without a matching rcu_read_lock()");
+	expect_death(qsbr_unbalanced_unlock,
+		     "rcu_read_unlock() without a matching rcu_read_lock() in QSBR thread");
+	expect_death(unregister_in_section,
+		     "rcu_unregister_thread() called inside an RCU read-side critical section");
+	expect_death(qs_in_section,
+		     "rcu_quiescent_state() called inside an RCU read-side critical section");
+	expect_death(online_not_qsbr, "which is not a QSBR thread");
+	expect_death(offline_in_section,
+		     "rcu_thread_offline() called inside an RCU read-side critical section");
+	expect_message(exit_in_section, "exited inside an RCU read-side critical section");
+	printf("test_misuse: OK\n");
+	return 0;
+}

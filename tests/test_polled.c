@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Polled grace periods: a cookie is not done until a full GP has elapsed
+ * after it was taken; start_poll makes the GP happen by itself;
+ * cond_synchronize_rcu() waits only when needed; the completed constant is
+ * always done; full cookies are satisfied by normal or expedited GPs; all of
+ * it across the gp_seq wrap (gp_seq starts 300 GPs before wrapping).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include <treercu/rcu.h>
+#include "check.h"
+
+static _Atomic int held, release_reader;
+
+static void *holder(void *arg)
+{
+	rcu_read_lock();
+	atomic_store(&held, 1);
+	while (!atomic_load(&release_reader))
+		usleep(100);
+	rcu_read_unlock();
+	return NULL;
+}
+
+int main(void)
+{
+	struct trcu_gp_oldstate a, b, c;
+	unsigned long ck, ck2, seq0 = trcu_gp_seq();
+	pthread_t h;
+
+	rcu_register_thread();
+	CHECK(poll_state_synchronize_rcu(get_completed_synchronize_rcu()));
+	CHECK_EQ(get_completed_synchronize_rcu(), RCU_GET_STATE_COMPLETED);
+	get_completed_synchronize_rcu_full(&a);
+	CHECK(poll_state_synchronize_rcu_full(&a));
+
+	/* Across the wrap: gp_seq starts 300 GPs before ULONG_MAX. */
+	for (int i = 0; i < 400; i++) {
+		ck = get_state_synchronize_rcu();
+		CHECK(!poll_state_synchronize_rcu(ck));
+		synchronize_rcu();
+		CHECK(poll_state_synchronize_rcu(ck));
+		cond_synchronize_rcu(ck);  /* returns at once */
+	}
+	CHECK(trcu_gp_seq() < seq0);  /* wrapped */
+
+	/* start_poll drives a GP without anyone calling synchronize_rcu. */
+	ck = start_poll_synchronize_rcu();
+	for (int i = 0; i < 100000 && !poll_state_synchronize_rcu(ck); i++)
+		usleep(10);
+	CHECK(poll_state_synchronize_rcu(ck));
+	start_poll_synchronize_rcu_full(&b);
+	for (int i = 0; i < 100000 && !poll_state_synchronize_rcu_full(&b); i++)
+		usleep(10);
+	CHECK(poll_state_synchronize_rcu_full(&b));
+
+	/* A reader in a section keeps a started cookie from completing. */
+	pthread_create(&h, NULL, holder, NULL);
+	while (!atomic_load(&held))
+		usleep(100);
+	ck = start_poll_synchronize_rcu();
+	get_state_synchronize_rcu_full(&c);
+	usleep(20000);
+	CHECK(!poll_state_synchronize_rcu(ck));
+	CHECK(!poll_state_synchronize_rcu_full(&c));
+	atomic_store(&release_reader, 1);
+	pthread_join(h, NULL);
+	cond_synchronize_rcu(ck);
+	CHECK(poll_state_synchronize_rcu(ck));
+	cond_synchronize_rcu_full(&c);
+	CHECK(poll_state_synchronize_rcu_full(&c));
+
+	/* An expedited GP satisfies a full cookie. */
+	get_state_synchronize_rcu_full(&c);
+	CHECK(!poll_state_synchronize_rcu_full(&c));
+	synchronize_rcu_expedited();
+	CHECK(poll_state_synchronize_rcu_full(&c));
+	/* Same state compares. */
+	get_state_synchronize_rcu_full(&a);
+	get_state_synchronize_rcu_full(&b);
+	CHECK(trcu_same_state_synchronize_rcu_full(&a, &b));
+	ck2 = get_state_synchronize_rcu();
+	synchronize_rcu();
+	CHECK(ck2 != get_state_synchronize_rcu());
+	rcu_unregister_thread();
+	printf("test_polled: OK\n");
+	return 0;
+}
