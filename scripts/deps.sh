@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Install what treercu needs on a fresh Debian machine (run as root).
+set -euo pipefail
+need=()
+for p in cmake gcc make liburcu-dev valgrind; do
+  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job, quick mode: seed reproductions and the comparison with
+# liburcu, one summary table (about two minutes on 2 cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-release -j "$(nproc)" >/dev/null
+exec build-release/treercu quick "$@"
