@@ -48,8 +48,13 @@ extern "C" {
  */
 struct trcu_reader {
 	_Atomic unsigned long watching;
-	unsigned int nesting;
-	unsigned int flags;
+	union {                       /* one load tests both on the fast path */
+		struct {
+			unsigned int nesting;
+			unsigned int flags;
+		};
+		unsigned long nest_flags;
+	};
 	_Atomic unsigned int need_qs;
 	/* Library-private state follows; only src/ touches it. */
 	int slot;                     /* index in the slot table, -1 if none */
@@ -57,6 +62,9 @@ struct trcu_reader {
 	unsigned int depth_bias;      /* 1 while a QSBR thread is online */
 	_Atomic int gp_blocked;       /* owner is blocked waiting for a GP */
 } __attribute__((aligned(64)));
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "trcu_reader.nest_flags keeps nesting in its low half (x86-64, arm64)");
 
 extern __thread struct trcu_reader trcu_reader_tls;
 
@@ -77,20 +85,27 @@ void trcu_unbalanced_unlock(struct trcu_reader *r) __attribute__((noreturn));
 static inline void trcu_read_lock(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
-	unsigned int n = r->nesting;
+	unsigned long nf = r->nest_flags;
 
-	r->nesting = n + 1;
-	if (TRCU_LIKELY(n == 0)) {
+	if (TRCU_LIKELY(nf == 0)) {
+		/* Outermost, no flags (not fenced, not QSBR). */
 		unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
 
-		/* w == 0: not registered yet; flags: fenced or QSBR misuse. */
-		if (TRCU_UNLIKELY(w == 0 || r->flags)) {
+		/* Whole-word stores: a 32-bit store followed by the next 64-bit
+		 * load would defeat store-to-load forwarding. */
+		r->nest_flags = 1;
+		if (TRCU_UNLIKELY(w == 0)) {   /* not registered yet */
 			trcu_read_lock_slow(r);
 			return;
 		}
 		atomic_store_explicit(&r->watching, w + 1, memory_order_relaxed);
 		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
 		atomic_signal_fence(memory_order_seq_cst);
+	} else if (TRCU_LIKELY(r->nesting != 0)) {
+		r->nest_flags = nf + 1;        /* nested, or an online QSBR thread */
+	} else {
+		r->nesting = 1;                /* fenced, or an offline QSBR thread */
+		trcu_read_lock_slow(r);
 	}
 }
 
@@ -106,28 +121,26 @@ static inline void trcu_read_lock(void)
 static inline void trcu_read_unlock(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
-	unsigned int n = r->nesting;
+	unsigned long nf = r->nest_flags;
 
-	if (TRCU_LIKELY(n == 1)) {
-		unsigned long w;
+	if (TRCU_LIKELY(nf == 1)) {
+		/* Outermost, no flags. */
+		unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
 
-		if (TRCU_UNLIKELY(r->flags)) {
-			trcu_read_unlock_slow(r);
-			return;
-		}
-		w = atomic_load_explicit(&r->watching, memory_order_relaxed);
 		/* Pairs with trcu_gp_mb() at GP end (membarrier). */
 		atomic_signal_fence(memory_order_seq_cst);
-		r->nesting = 0;
+		r->nest_flags = 0;
 		atomic_store_explicit(&r->watching, w + 1, memory_order_relaxed);
 		/* Pairs with the driver's store of ->need_qs + membarrier(). */
 		atomic_signal_fence(memory_order_seq_cst);
 		if (TRCU_UNLIKELY(atomic_load_explicit(&r->need_qs, memory_order_relaxed)))
 			trcu_report_qs_slow(r);
-	} else if (TRCU_UNLIKELY(n == 0)) {
-		trcu_unbalanced_unlock(r);
+	} else if (TRCU_LIKELY(r->nesting > 1)) {
+		r->nest_flags = nf - 1;        /* nesting is the low half */
+	} else if (r->nesting == 1) {
+		trcu_read_unlock_slow(r);      /* fenced, or QSBR */
 	} else {
-		r->nesting = n - 1;
+		trcu_unbalanced_unlock(r);
 	}
 }
 
