@@ -65,6 +65,20 @@ static inline bool rcu_seq_done_exact_val(unsigned long cur, unsigned long s)
 	       ULONG_CMP_LT(cur, s - (3 * RCU_SEQ_STATE_MASK + 1));
 }
 
+/*
+ * TSO: on x86-64 a store is never reordered before an earlier load, so when
+ * the GP driver sees a reader's ->watching store, the loads of the section it
+ * closed have already been performed (the load-buffering outcome is
+ * forbidden), and no GP-end membarrier is needed.  arm64 allows load->store
+ * reordering: there the GP-end membarrier stays.  See docs/design.md
+ * "Memory ordering", litmus test GP-END.
+ */
+#if defined(__x86_64__) && !defined(TREERCU_FENCED)
+#define TRCU_TSO 1
+#else
+#define TRCU_TSO 0
+#endif
+
 /* ---- The rcu_node combining tree ----------------------------------------- */
 #define RCU_MAX_LEVELS 24     /* fanout 2, leaf 1 covers 2^23 slots */
 #define RCU_FANOUT_MAX 64

@@ -572,10 +572,10 @@ static void rcu_gp_cleanup(void)
 	 * a plain ->watching store has all its section's accesses complete
 	 * before this returns.  Pairs with the compiler barrier before the
 	 * store in trcu_read_unlock().  Skipped when every slot was seen even
-	 * and unchanged on both sides of the GP-start barrier, or reported
-	 * through a lock.
+	 * and unchanged on both sides of the GP-start barrier, and on TSO
+	 * machines (TRCU_TSO), where the store cannot pass the section's loads.
 	 */
-	if (atomic_load_explicit(&rcu_state.gp_dirty_flag, memory_order_relaxed))
+	if (!TRCU_TSO && atomic_load_explicit(&rcu_state.gp_dirty_flag, memory_order_relaxed))
 		trcu_gp_mb();
 	if (rcu_state.exp_at_init)
 		atomic_store_explicit(&rcu_state.exp_seq,
