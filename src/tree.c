@@ -393,43 +393,32 @@ static void rcu_gp_init(void)
 /*
  * Decide from ->watching (w) and this GP's snapshot whether slot i of leaf
  * passed through a quiescent state.  *dirty: the evidence is a plain store
- * of the reader's, so the GP-end membarrier is needed before the GP ends.
+ * of the reader's, so (on arm64) the GP-end membarrier is needed.
  * A snapshot taken before the GP-start membarrier ("pre") proves nothing
- * about a section that began around that barrier: an even->odd change is
- * re-snapshotted, not counted.
+ * about sections that began around that barrier: against it only an even
+ * value counts; an odd value becomes a post-barrier snapshot.  (Found by
+ * tests/test_fqs_model.c: pre odd 3, then unlock+lock to 5 before the
+ * barrier, is a section that may hold pre-GP references.)
  */
 static bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool *dirty)
 {
 	unsigned long bit = 1UL << i, s = leaf->snap[i];
 
-	if (!(leaf->snap_valid & bit)) {
-		if (!(w & 1)) {
+	if (!(w & 1)) {
+		/* Even: outside any section now, after the barrier.  Clean only
+		 * if it was already this value before the barrier. */
+		if (!(leaf->snap_valid & leaf->snap_pre & bit) || w != s)
 			*dirty = true;
-			return true;
-		}
-		leaf->snap[i] = w;
-		leaf->snap_valid |= bit;
-		return false;
-	}
-	if (leaf->snap_pre & bit) {
-		if (!(w & 1)) {
-			if (w != s)
-				*dirty = true;
-			return true;  /* even twice and unchanged: clean */
-		}
-		if ((s & 1) && w != s) {
-			*dirty = true;
-			return true;
-		}
-		if (!(s & 1)) {
-			leaf->snap[i] = w;
-			leaf->snap_pre &= ~bit;
-		}
-		return false;
-	}
-	if (!(w & 1) || w != s) {
-		*dirty = true;
 		return true;
+	}
+	if ((leaf->snap_valid & bit) && !(leaf->snap_pre & bit) && w != s) {
+		*dirty = true;   /* left the section seen after the barrier */
+		return true;
+	}
+	if (!(leaf->snap_valid & bit) || (leaf->snap_pre & bit)) {
+		leaf->snap[i] = w;          /* post-barrier snapshot */
+		leaf->snap_valid |= bit;
+		leaf->snap_pre &= ~bit;
 	}
 	return false;
 }

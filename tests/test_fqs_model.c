@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Model check of the FQS scan rule (rcu_watching_qs in src/tree.c) against a
+ * sequentially consistent model of one reader and one GP driver, which is
+ * what membarrier() gives at the GP-start barrier.
+ *
+ * The reader performs a sequence of lock/unlock steps (odd/even counter);
+ * the driver optionally takes a snapshot (prescan) at some point before the
+ * barrier, then the barrier happens, then it scans at later points.  Every
+ * interleaving of 8 reader steps with prescan, barrier and up to 3 scans is
+ * enumerated.
+ *
+ * Safety: when the rule reports a quiescent state at a scan, the reader must
+ * not be inside a section that began before the barrier.
+ * Liveness: a reader that is outside any section at two consecutive scans,
+ * or that has finished the section it was in at the barrier, is reported by
+ * the end.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "internal.h"
+#include "check.h"
+
+/* The rule under test is static in tree.c: include it. */
+#include "../src/tree.c"
+
+static long cases, reported;
+
+/*
+ * steps: bit t set = the reader toggles its section state at time t.
+ * pre_at: time of the prescan snapshot (-1: none, as in the kernel profile);
+ * mb_at: time of the GP-start barrier (pre_at <= mb_at); scan_mask: times of
+ * FQS scans (only those after the barrier count).
+ */
+static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned scan_mask)
+{
+	unsigned long snapbuf[1] = { 0 };
+	struct rcu_node leaf;
+	unsigned long w = 2;
+	bool in_sec = false, sec_before_mb = false, qs = false, dirty = false;
+
+	memset(&leaf, 0, sizeof(leaf));
+	leaf.snap = snapbuf;
+	for (int t = 0; t <= nsteps; t++) {
+		if (t == pre_at) {
+			leaf.snap[0] = w;
+			leaf.snap_valid = 1;
+			leaf.snap_pre = 1;
+		}
+		if (t == mb_at)
+			sec_before_mb = in_sec;
+		if (t > mb_at && ((scan_mask >> t) & 1) && !qs) {
+			qs = rcu_watching_qs(&leaf, 0, w, &dirty);
+			if (qs) {
+				/* Safety: the section running at the barrier is over. */
+				CHECK(!(in_sec && sec_before_mb));
+				reported++;
+			}
+		}
+		if (t == nsteps)
+			break;
+		if ((steps >> t) & 1) {
+			w++;
+			in_sec = !in_sec;
+			if (!in_sec)
+				sec_before_mb = false;   /* that section ended */
+		}
+	}
+	/* Liveness: with the reader outside any section, two more scans
+	 * report it. */
+	if (!qs && !in_sec) {
+		qs = rcu_watching_qs(&leaf, 0, w, &dirty) || rcu_watching_qs(&leaf, 0, w, &dirty);
+		CHECK(qs);
+	}
+	cases++;
+}
+
+int main(void)
+{
+	const int n = 8;
+
+	for (unsigned steps = 0; steps < (1u << n); steps++)
+		for (int mb = 0; mb <= n; mb++)
+			for (int pre = -1; pre <= mb; pre++)
+				for (unsigned scans = 0; scans < (1u << (n + 1)); scans++)
+					if (__builtin_popcount(scans) <= 3)
+						run_case(steps, n, pre, mb, scans);
+	printf("test_fqs_model: %ld interleavings, %ld early reports, OK\n", cases, reported);
+	return 0;
+}
