@@ -138,6 +138,14 @@ struct trcu_tunables {
 	_Atomic long jiffies_till_next_fqs;
 	_Atomic long fqs_spin_us;
 	_Atomic long stall_timeout_ms;
+	_Atomic long lazy;
+	_Atomic long lazy_flush_ms;
+	_Atomic long blimit;
+	_Atomic long qhimark;
+	_Atomic long qlowmark;
+	_Atomic long rcu_resched_us;
+	_Atomic long cb_max_pending;
+	_Atomic long nocb_threads;
 	_Atomic long profile;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each
@@ -232,9 +240,16 @@ struct trcu_reader *trcu_slot_get(int slot);
 void trcu_internal_qsbr_online(struct trcu_reader *r);
 void trcu_internal_qsbr_offline(struct trcu_reader *r);
 
-/* tree.c, used by thread.c */
+/* tree.c, used by thread.c and nocb.c */
 void rcu_report_qs_slot(int slot, bool dirty);
-void rcu_apply_hotplug_locked(void);
+unsigned long rcu_gp_snap(void);                 /* full fence + rcu_seq_snap */
+unsigned long rcu_gp_seq_current(void);          /* acquire load of gp_seq */
+void rcu_gp_wait_seq(unsigned long s);           /* block until GP s ends */
+void rcu_gp_request_async(unsigned long s);      /* GP kthread will run it */
+
+/* nocb.c */
+void rcu_nocb_shutdown(void);
+void rcu_nocb_stats(struct trcu_stats *st);
 
 /* stall.c */
 void rcu_check_stall(void);

@@ -796,6 +796,36 @@ void trcu_synchronize_rcu_expedited(void)
 	atomic_fetch_sub_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
 }
 
+/* ---- For the callback-offload threads ------------------------------------------------------ */
+
+unsigned long rcu_gp_snap(void)
+{
+	/* Full barrier: callbacks queued before this are covered by the GP. */
+	atomic_thread_fence(memory_order_seq_cst);
+	return rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
+}
+
+unsigned long rcu_gp_seq_current(void)
+{
+	return atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire);
+}
+
+/* Block the calling (unregistered) thread until GP s has ended, driving it
+ * when the profile lets callers drive. */
+void rcu_gp_wait_seq(unsigned long s)
+{
+	rcu_wait_gp(s, false);
+}
+
+void rcu_gp_request_async(unsigned long s)
+{
+	/* Cheap check first: under a callback flood this runs per call_rcu(). */
+	if (ULONG_CMP_GE(atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire), s))
+		return;
+	if (rcu_start_this_gp(s, NULL))
+		rcu_gp_kthread_wake();
+}
+
 /* ---- Polled grace periods -------------------------------------------------------------------- */
 
 unsigned long trcu_get_state_synchronize_rcu(void)
@@ -952,6 +982,7 @@ void trcu_get_stats(struct trcu_stats *st)
 	st->nr_slots = atomic_load_explicit(&rcu_state.nr_slots, memory_order_relaxed);
 	st->tree_levels = t->levels;
 	st->tree_nodes = t->nr_nodes;
+	rcu_nocb_stats(st);
 }
 
 /* Join the GP kthread; if a reader keeps its grace period from ending for
@@ -972,6 +1003,11 @@ static void rcu_gp_kthread_join(void)
 void trcu_shutdown(void)
 {
 	trcu_init();
+	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+		return;
+	/* Every callback runs before the GP kthread stops: the offload
+	 * threads still need grace periods. */
+	rcu_nocb_shutdown();
 	if (atomic_exchange_explicit(&rcu_state.shutting_down, true, memory_order_acq_rel))
 		return;
 	if (atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {

@@ -35,6 +35,14 @@ static const struct tunable tunables[] = {
 	{ T(jiffies_till_next_fqs),  1, 300000,    1,     -1,    false },
 	{ T(fqs_spin_us),            0, 1000000,   20,    0,     false },
 	{ T(stall_timeout_ms),       10, 3600000,  21000, 21000, false },
+	{ T(lazy),                   0, 1,         0,     0,     false },
+	{ T(lazy_flush_ms),          1, 3600000,   10000, 10000, false },
+	{ T(blimit),                 1, 1000000,   100,   10,    false },
+	{ T(qhimark),                1, 100000000, 10000, 10000, false },
+	{ T(qlowmark),               0, 100000000, 100,   100,   false },
+	{ T(rcu_resched_us),         1, 1000000,   3000,  3000,  false },
+	{ T(cb_max_pending),         100, 1000000000, 65536, 65536, false },
+	{ T(nocb_threads),           0, 256,       0,     0,     false },
 };
 #undef T
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))

@@ -102,6 +102,40 @@ static void exit_in_section(void)
 	synchronize_rcu();   /* must not hang: the thread is gone */
 }
 
+static void barrier_in_section(void)
+{
+	rcu_read_lock();
+	rcu_barrier();
+}
+
+static void null_head(void)
+{
+	call_rcu(NULL, (void (*)(struct rcu_head *))free);
+}
+
+static void null_func(void)
+{
+	static struct rcu_head h;
+
+	call_rcu(&h, NULL);
+	rcu_barrier();
+}
+
+static void barrier_cb(struct rcu_head *rh)
+{
+	rcu_barrier();
+}
+
+static void barrier_from_callback(void)
+{
+	static struct rcu_head h;
+
+	call_rcu(&h, barrier_cb);
+	synchronize_rcu();
+	for (;;)
+		pause();   /* the offload thread aborts the process */
+}
+
 int main(void)
 {
 	expect_death(sync_in_section,
@@ -127,6 +161,11 @@ int main(void)
 	expect_death(online_not_qsbr, "which is not a QSBR thread");
 	expect_death(offline_in_section,
 		     "rcu_thread_offline() called inside an RCU read-side critical section");
+	expect_death(barrier_in_section,
+		     "rcu_barrier() called inside an RCU read-side critical section");
+	expect_death(null_head, "call_rcu(): NULL rcu_head");
+	expect_message(null_func, "NULL callback function: callback not queued");
+	expect_death(barrier_from_callback, "rcu_barrier() called from an RCU callback");
 	expect_message(exit_in_section, "exited inside an RCU read-side critical section");
 	printf("test_misuse: OK\n");
 	return 0;

@@ -245,6 +245,24 @@ void trcu_get_completed_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
 bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
 					  struct trcu_gp_oldstate *b);
 
+/* ---- Callbacks (src/nocb.c) ------------------------------------------------ */
+
+/* Embed one in the object to free; func runs after a grace period, on a
+ * callback-offload thread (never inside call_rcu()). */
+struct trcu_head {
+	struct trcu_head *next;
+	void (*func)(struct trcu_head *head);
+};
+
+/* Queue func(head) to run after a grace period.  May be lazy (tunable
+ * "lazy"): the callback may wait up to lazy_flush_ms to save wake-ups. */
+void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *head));
+/* Same, never lazy: the grace period is requested at once. */
+void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *head));
+/* Wait until every callback queued before this call, by any thread, has
+ * run (lazy ones included). */
+void trcu_rcu_barrier(void);
+
 /* Current grace-period sequence number (for diagnostics and tests). */
 unsigned long trcu_gp_seq(void);
 
@@ -279,6 +297,11 @@ struct trcu_stats {
 	int nr_slots;                /* thread slots in use */
 	int tree_levels;
 	int tree_nodes;
+	long cbs_queued;             /* call_rcu() calls */
+	long cbs_invoked;            /* callbacks run */
+	long cbs_pending;            /* queued - invoked */
+	long cbs_pushback;           /* call_rcu() calls that waited (flood) */
+	int nocb_threads;            /* callback-offload threads running */
 };
 void trcu_get_stats(struct trcu_stats *st);
 
@@ -311,6 +334,10 @@ void trcu_shutdown(void);
 #define cond_synchronize_rcu_full(s)        trcu_cond_synchronize_rcu_full(s)
 #define get_completed_synchronize_rcu_full(s) trcu_get_completed_synchronize_rcu_full(s)
 #define RCU_GET_STATE_COMPLETED        TRCU_GET_STATE_COMPLETED
+#define rcu_head                       trcu_head
+#define call_rcu(h, f)                 trcu_call_rcu(h, f)
+#define call_rcu_hurry(h, f)           trcu_call_rcu_hurry(h, f)
+#define rcu_barrier()                  trcu_rcu_barrier()
 #define rcu_gp_oldstate                trcu_gp_oldstate
 #endif
 

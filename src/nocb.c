@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Callbacks: call_rcu(), callback-offload threads, rcu_barrier(), flood
+ * control.  The model is the kernel's NOCB design (tree_nocb.h): callbacks
+ * never run on the caller's thread.
+ *
+ * Each thread that queues callbacks gets an rcu_data.  call_rcu() pushes onto
+ * the rcu_data's lock-free bypass stack (one compare-and-swap) and, at most
+ * once per batch, wakes its offload thread.  Each offload thread owns a group
+ * of rcu_data: it flushes their bypass stacks into their segmented callback
+ * lists (rcu_segcblist, tagged with GP numbers), advances and accelerates
+ * them, invokes the callbacks whose grace period ended (batch limits as in
+ * rcu_do_batch()), and waits for the next grace period.
+ *
+ * A thread that exits leaves its rcu_data to its offload thread ("adopted"),
+ * which runs the remaining callbacks and then frees it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "segcblist.h"
+
+/* Offload-thread sleep states (nocb_group.state). */
+enum { NOCB_AWAKE, NOCB_IDLE, NOCB_LAZY };
+
+struct nocb_group;
+
+struct rcu_data {
+	/* Newly queued callbacks, newest first.  Pushed by the owner with a
+	 * CAS, taken whole by the offload thread with an exchange. */
+	_Atomic(struct trcu_head *) bypass __attribute__((aligned(64)));
+	_Atomic long n_queued;      /* written by the owner only */
+	_Atomic bool lazy_queued;   /* owner queued lazy callbacks */
+	_Atomic uint32_t pushback_futex;
+	_Atomic int pushback_waiting;
+
+	/* Offload thread only. */
+	_Atomic long n_invoked __attribute__((aligned(64)));
+	struct rcu_segcblist cblist;
+	struct trcu_head barrier_head;
+	bool barrier_entrained;
+	_Atomic bool orphan;        /* owner exited: free once empty */
+	struct nocb_group *grp;
+	struct rcu_data *next;      /* in grp->rdps, under grp->lock */
+};
+
+struct nocb_group {
+	pthread_mutex_t lock;       /* ->rdps membership */
+	struct rcu_data *rdps;
+	_Atomic uint32_t futex;
+	_Atomic int state;          /* NOCB_* */
+	_Atomic unsigned long barrier_req;  /* latest rcu_barrier() number */
+	unsigned long barrier_done;         /* offload thread only */
+	pthread_t thread;
+	long blimit;                /* adaptive batch limit */
+};
+
+#define NOCB_MAX_GROUPS 256
+
+static struct {
+	pthread_mutex_t lock;       /* start/stop, group assignment */
+	struct nocb_group *groups;
+	int nr_groups;
+	int next_group;
+	_Atomic bool started;
+	_Atomic bool stopping;
+	pthread_key_t exit_key;
+
+	pthread_mutex_t barrier_mutex;
+	_Atomic unsigned long barrier_seq;
+	_Atomic long barrier_cpu_count;
+	_Atomic uint32_t barrier_futex;
+
+	_Atomic long n_pushback;
+	/* Totals of rcu_data already freed, so statistics stay monotonic. */
+	_Atomic long n_queued_dead, n_invoked_dead;
+} nocb = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.barrier_mutex = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static __thread struct rcu_data *nocb_rdp;
+static __thread bool nocb_self;   /* this thread is an offload thread */
+
+/* ---- Offload threads ------------------------------------------------------ */
+
+static void nocb_wake(struct nocb_group *grp)
+{
+	/* seq_cst: pairs with the offload thread's store to ->state followed
+	 * by its bypass check in nocb_sleep(). */
+	atomic_fetch_add_explicit(&grp->futex, 1, memory_order_seq_cst);
+	trcu_futex_wake(&grp->futex, 1);
+}
+
+/* Take the bypass stack and append it, oldest first, to NEXT. */
+static long nocb_flush_bypass(struct rcu_data *rdp)
+{
+	/* Acquire: pairs with the release CAS in call_rcu(): the callbacks'
+	 * ->func and ->next are visible. */
+	struct trcu_head *rhp = atomic_exchange_explicit(&rdp->bypass, NULL,
+							 memory_order_acquire);
+	struct trcu_head *rev = NULL;
+	struct rcu_cblist l;
+
+	if (!rhp)
+		return 0;
+	while (rhp) {
+		struct trcu_head *next = rhp->next;
+
+		rhp->next = rev;
+		rev = rhp;
+		rhp = next;
+	}
+	rcu_cblist_init(&l);
+	while (rev) {
+		struct trcu_head *next = rev->next;
+
+		rcu_cblist_enqueue(&l, rev);
+		rev = next;
+	}
+	rcu_segcblist_enqueue_list(&rdp->cblist, &l);
+	return l.len;
+}
+
+/* Drop one count of the current rcu_barrier(); the last wakes it. */
+static void nocb_barrier_dec(void)
+{
+	/* acq_rel: the last one to finish wakes rcu_barrier(), which then
+	 * sees every earlier callback's effects. */
+	if (atomic_fetch_sub_explicit(&nocb.barrier_cpu_count, 1, memory_order_acq_rel) == 1) {
+		atomic_fetch_add_explicit(&nocb.barrier_futex, 1, memory_order_release);
+		trcu_futex_wake(&nocb.barrier_futex, INT_MAX);
+	}
+}
+
+static void rcu_barrier_callback(struct trcu_head *rhp)
+{
+	struct rcu_data *rdp = (struct rcu_data *)((char *)rhp -
+						   offsetof(struct rcu_data, barrier_head));
+
+	rdp->barrier_entrained = false;
+	nocb_barrier_dec();
+}
+
+/* rcu_barrier_entrain: a barrier callback behind everything this rcu_data
+ * holds; an rcu_data with nothing queued needs none. */
+static void nocb_entrain(struct rcu_data *rdp)
+{
+	if (rcu_segcblist_empty(&rdp->cblist) || rdp->barrier_entrained)
+		return;
+	rdp->barrier_entrained = true;
+	atomic_fetch_add_explicit(&nocb.barrier_cpu_count, 1, memory_order_relaxed);
+	rdp->barrier_head.func = rcu_barrier_callback;
+	rcu_segcblist_enqueue(&rdp->cblist, &rdp->barrier_head);
+}
+
+static long rdp_pending(struct rcu_data *rdp)
+{
+	return atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) -
+	       atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+}
+
+/*
+ * rcu_do_batch: invoke ready callbacks, at most grp->blimit (or the time
+ * budget), as the kernel does; what is left goes back to the front of DONE.
+ */
+static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long deadline_ns)
+{
+	struct rcu_cblist rcl;
+	struct trcu_head *rhp;
+	long bl = grp->blimit, n = 0, pending = rdp_pending(rdp);
+
+	/* The kernel's rcu_divisor (7): bigger batches when much is pending. */
+	if (pending >> 7 > bl)
+		bl = pending >> 7;
+	rcu_cblist_init(&rcl);
+	rcu_segcblist_extract_done_cbs(&rdp->cblist, &rcl);
+	while ((rhp = rcu_cblist_dequeue(&rcl))) {
+		void (*f)(struct trcu_head *) = rhp->func;
+
+		if (f != rcu_barrier_callback)
+			n++;
+		f(rhp);
+		if (n >= bl || ((n & 31) == 0 && trcu_now_ns() > deadline_ns))
+			break;
+	}
+	rcu_segcblist_insert_done_cbs(&rdp->cblist, &rcl);
+	/* Release: pairs with the owner's relaxed read in call_rcu() flood
+	 * checks; only this thread writes it. */
+	atomic_store_explicit(&rdp->n_invoked,
+			      atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed) + n,
+			      memory_order_release);
+	if (atomic_load_explicit(&rdp->pushback_waiting, memory_order_seq_cst)) {
+		atomic_fetch_add_explicit(&rdp->pushback_futex, 1, memory_order_seq_cst);
+		trcu_futex_wake(&rdp->pushback_futex, INT_MAX);
+	}
+	return rcu_segcblist_ready_cbs(&rdp->cblist);
+}
+
+/* Adjust the batch limit: unlimited above qhimark, back to blimit below
+ * qlowmark (the kernel's rdp->blimit policy). */
+static void nocb_adjust_blimit(struct nocb_group *grp, long pending)
+{
+	if (pending > TUN(qhimark))
+		grp->blimit = LONG_MAX;
+	else if (pending < TUN(qlowmark) || grp->blimit != LONG_MAX)
+		grp->blimit = TUN(blimit);
+}
+
+static void nocb_free_rdp(struct nocb_group *grp, struct rcu_data **pp)
+{
+	struct rcu_data *rdp = *pp;
+
+	*pp = rdp->next;
+	atomic_fetch_add_explicit(&nocb.n_queued_dead,
+				  atomic_load_explicit(&rdp->n_queued, memory_order_relaxed),
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&nocb.n_invoked_dead,
+				  atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed),
+				  memory_order_relaxed);
+	free(rdp);
+}
+
+struct nocb_pass {
+	bool ready;          /* callbacks left to invoke */
+	bool waiting;        /* callbacks waiting for a GP */
+	bool lazy_only;      /* every waiting callback is lazy */
+	unsigned long need;  /* earliest GP needed */
+	long pending;
+};
+
+/* Free adopted rcu_data that have run everything (offload thread only: it
+ * is the only one that frees, so its list walk needs no lock otherwise). */
+static void nocb_reap_orphans(struct nocb_group *grp)
+{
+	pthread_mutex_lock(&grp->lock);
+	for (struct rcu_data **pp = &grp->rdps; *pp;) {
+		struct rcu_data *rdp = *pp;
+
+		if (atomic_load_explicit(&rdp->orphan, memory_order_acquire) &&
+		    rcu_segcblist_empty(&rdp->cblist) &&
+		    !atomic_load_explicit(&rdp->bypass, memory_order_acquire)) {
+			nocb_free_rdp(grp, pp);
+			continue;
+		}
+		pp = &rdp->next;
+	}
+	pthread_mutex_unlock(&grp->lock);
+}
+
+static struct rcu_data *nocb_first(struct nocb_group *grp)
+{
+	struct rcu_data *rdp;
+
+	pthread_mutex_lock(&grp->lock);
+	rdp = grp->rdps;
+	pthread_mutex_unlock(&grp->lock);
+	return rdp;
+}
+
+/*
+ * One housekeeping pass over the group's rcu_data: flush, entrain barrier
+ * callbacks, advance, accelerate, and (invoke) run ready callbacks.  New
+ * rcu_data are only ever inserted at the head and only this thread frees
+ * them, so the walk runs unlocked and callbacks may call call_rcu().
+ */
+static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invoke)
+{
+	unsigned long barrier = atomic_load_explicit(&grp->barrier_req, memory_order_acquire);
+	long deadline = trcu_now_ns() + TUN(rcu_resched_us) * 1000L;
+	unsigned long cur, snap, nextgp;
+	bool orphans = false;
+
+	memset(p, 0, sizeof(*p));
+	p->lazy_only = true;
+	cur = rcu_gp_seq_current();
+	snap = rcu_gp_snap();
+	for (struct rcu_data *rdp = nocb_first(grp); rdp; rdp = rdp->next) {
+		nocb_flush_bypass(rdp);
+		if (barrier != grp->barrier_done)
+			nocb_entrain(rdp);
+		rcu_segcblist_advance(&rdp->cblist, cur);
+		rcu_segcblist_accelerate(&rdp->cblist, snap);
+		if (invoke && rcu_segcblist_ready_cbs(&rdp->cblist))
+			nocb_do_batch(grp, rdp, deadline);
+		p->ready |= rcu_segcblist_ready_cbs(&rdp->cblist);
+		if (rcu_segcblist_nextgp(&rdp->cblist, &nextgp)) {
+			if (!p->waiting || ULONG_CMP_LT(nextgp, p->need))
+				p->need = nextgp;
+			p->waiting = true;
+			/* A waiting rcu_barrier() ends laziness. */
+			if (!atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed) ||
+			    rdp->barrier_entrained)
+				p->lazy_only = false;
+		}
+		p->pending += rdp_pending(rdp);
+		orphans |= atomic_load_explicit(&rdp->orphan, memory_order_relaxed);
+	}
+	if (barrier != grp->barrier_done) {
+		grp->barrier_done = barrier;
+		nocb_barrier_dec();   /* this group has entrained */
+	}
+	if (orphans)
+		nocb_reap_orphans(grp);
+	nocb_adjust_blimit(grp, p->pending);
+}
+
+static bool nocb_bypass_empty(struct nocb_group *grp)
+{
+	bool empty = true;
+
+	pthread_mutex_lock(&grp->lock);
+	for (struct rcu_data *rdp = grp->rdps; rdp && empty; rdp = rdp->next)
+		empty = !atomic_load_explicit(&rdp->bypass, memory_order_seq_cst);
+	pthread_mutex_unlock(&grp->lock);
+	return empty && atomic_load_explicit(&grp->barrier_req, memory_order_acquire) ==
+			grp->barrier_done;	/* barrier_done: this thread's own */
+}
+
+/* Sleep until call_rcu() or rcu_barrier() wakes us, or the lazy timer. */
+static void nocb_sleep(struct nocb_group *grp, int state, long timeout_ns)
+{
+	uint32_t v = atomic_load_explicit(&grp->futex, memory_order_seq_cst);
+
+	/* seq_cst: pairs with call_rcu()'s CAS followed by its ->state load. */
+	atomic_store_explicit(&grp->state, state, memory_order_seq_cst);
+	if (nocb_bypass_empty(grp) && !atomic_load_explicit(&nocb.stopping, memory_order_acquire))
+		trcu_futex_wait(&grp->futex, v, timeout_ns);
+	atomic_store_explicit(&grp->state, NOCB_AWAKE, memory_order_relaxed);
+}
+
+static void clear_lazy(struct nocb_group *grp)
+{
+	pthread_mutex_lock(&grp->lock);
+	for (struct rcu_data *rdp = grp->rdps; rdp; rdp = rdp->next)
+		atomic_store_explicit(&rdp->lazy_queued, false, memory_order_relaxed);
+	pthread_mutex_unlock(&grp->lock);
+}
+
+static void *rcu_nocb_kthread(void *arg)
+{
+	struct nocb_group *grp = arg;
+	struct nocb_pass p;
+
+	pthread_setname_np(pthread_self(), "trcu_nocb");
+	nocb_self = true;
+	grp->blimit = TUN(blimit);
+	for (;;) {
+		nocb_gp_pass(grp, &p, true);
+		if (p.ready) {
+			/* Keep grace periods flowing while a long batch runs. */
+			if (p.waiting)
+				rcu_gp_request_async(p.need);
+			continue;
+		}
+		if (p.waiting) {
+			if (p.lazy_only && TUN(lazy)) {
+				nocb_sleep(grp, NOCB_LAZY, TUN(lazy_flush_ms) * 1000000L);
+				clear_lazy(grp);
+			}
+			/* Nothing to invoke: drive or wait for the GP ourselves. */
+			rcu_gp_wait_seq(p.need);
+			continue;
+		}
+		if (atomic_load_explicit(&nocb.stopping, memory_order_acquire))
+			break;
+		nocb_sleep(grp, NOCB_IDLE, -1);
+	}
+	return NULL;
+}
+
+static void rdp_exit(void *arg);
+
+/* Start the offload threads on first use: one per two CPUs by default. */
+static void nocb_start(void)
+{
+	long n = TUN(nocb_threads), ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	pthread_mutex_lock(&nocb.lock);
+	if (atomic_load_explicit(&nocb.started, memory_order_relaxed)) {
+		pthread_mutex_unlock(&nocb.lock);
+		return;
+	}
+	if (n <= 0)
+		n = ncpu > 1 ? ncpu / 2 : 1;
+	if (n > NOCB_MAX_GROUPS)
+		n = NOCB_MAX_GROUPS;
+	nocb.groups = calloc((size_t)n, sizeof(*nocb.groups));
+	if (!nocb.groups)
+		trcu_die("call_rcu(): cannot allocate callback-offload state");
+	if (pthread_key_create(&nocb.exit_key, rdp_exit))
+		trcu_die("call_rcu(): pthread_key_create failed");
+	for (long i = 0; i < n; i++) {
+		pthread_mutex_init(&nocb.groups[i].lock, NULL);
+		if (pthread_create(&nocb.groups[i].thread, NULL, rcu_nocb_kthread, &nocb.groups[i]))
+			trcu_die("call_rcu(): cannot start a callback-offload thread: %s",
+				 strerror(errno));
+	}
+	nocb.nr_groups = (int)n;
+	/* Release: pairs with the acquire in rdp_get(). */
+	atomic_store_explicit(&nocb.started, true, memory_order_release);
+	pthread_mutex_unlock(&nocb.lock);
+}
+
+/* ---- Per-thread rcu_data ------------------------------------------------------ */
+
+/* Thread exit: the offload thread adopts what is left and frees it. */
+static void rdp_exit(void *arg)
+{
+	struct rcu_data *rdp = arg;
+	struct nocb_group *grp = rdp->grp;   /* rdp may be freed once orphaned */
+
+	/* Release: the owner's last pushes before the orphan mark; pairs with
+	 * the acquire in nocb_reap_orphans(). */
+	atomic_store_explicit(&rdp->orphan, true, memory_order_release);
+	nocb_wake(grp);
+}
+
+static struct rcu_data *rdp_get(void)
+{
+	struct rcu_data *rdp = nocb_rdp;
+	struct nocb_group *grp;
+
+	if (TRCU_LIKELY(rdp != NULL))
+		return rdp;
+	trcu_init();
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		nocb_start();
+	if (posix_memalign((void **)&rdp, 64, sizeof(*rdp)))
+		trcu_die("call_rcu(): out of memory for per-thread callback state");
+	memset(rdp, 0, sizeof(*rdp));
+	rcu_segcblist_init(&rdp->cblist);
+	pthread_mutex_lock(&nocb.lock);
+	grp = &nocb.groups[nocb.next_group++ % nocb.nr_groups];
+	pthread_mutex_unlock(&nocb.lock);
+	rdp->grp = grp;
+	pthread_mutex_lock(&grp->lock);
+	rdp->next = grp->rdps;
+	grp->rdps = rdp;
+	pthread_mutex_unlock(&grp->lock);
+	nocb_rdp = rdp;
+	pthread_setspecific(nocb.exit_key, rdp);   /* rdp_exit() at thread exit */
+	return rdp;
+}
+
+/* ---- call_rcu --------------------------------------------------------------------- */
+
+/*
+ * Flood push-back: a thread with more than cb_max_pending callbacks not yet
+ * run waits (outside read-side sections only: inside one, waiting for a
+ * grace period would wait for itself) until it is back under qhimark.
+ */
+static void nocb_pushback(struct rcu_data *rdp)
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+	int was;
+
+	if (r->nesting > r->depth_bias)
+		return;
+	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
+	was = atomic_load_explicit(&r->watching, memory_order_relaxed) ? trcu_enter_gp_wait(r) : 0;
+	nocb_wake(rdp->grp);
+	while (rdp_pending(rdp) > TUN(qhimark)) {
+		uint32_t v = atomic_load_explicit(&rdp->pushback_futex, memory_order_seq_cst);
+
+		/* seq_cst: pairs with nocb_do_batch()'s waiting check. */
+		atomic_store_explicit(&rdp->pushback_waiting, 1, memory_order_seq_cst);
+		if (rdp_pending(rdp) <= TUN(qhimark))
+			break;
+		trcu_futex_wait(&rdp->pushback_futex, v, 10 * 1000000L);
+	}
+	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
+	if (atomic_load_explicit(&r->watching, memory_order_relaxed))
+		trcu_exit_gp_wait(r, was);
+}
+
+/* After trcu_shutdown() no offload thread runs: wait for a grace period
+ * here and run the callback (outside a read-side section), or keep it. */
+static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+
+	if (r->nesting > r->depth_bias) {
+		trcu_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
+			  "callback %p not run", (void *)head);
+		return;
+	}
+	trcu_synchronize_rcu();
+	func(head);
+}
+
+static void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
+{
+	struct rcu_data *rdp;
+	struct trcu_head *old;
+	long n, pending;
+	int st;
+
+	if (TRCU_UNLIKELY(!head))
+		trcu_die("call_rcu(): NULL rcu_head");
+	if (TRCU_UNLIKELY(!func)) {
+		trcu_warn("call_rcu(%p): NULL callback function: callback not queued", (void *)head);
+		return;
+	}
+	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopping, memory_order_acquire))) {
+		call_rcu_after_shutdown(head, func);
+		return;
+	}
+	rdp = rdp_get();
+	head->func = func;
+	old = atomic_load_explicit(&rdp->bypass, memory_order_relaxed);
+	do {
+		head->next = old;
+		/* Release (seq_cst for the ->state check below): publishes
+		 * ->func/->next; pairs with nocb_flush_bypass()'s exchange. */
+	} while (!atomic_compare_exchange_weak_explicit(&rdp->bypass, &old, head,
+							memory_order_seq_cst,
+							memory_order_relaxed));
+	n = atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) + 1;
+	atomic_store_explicit(&rdp->n_queued, n, memory_order_relaxed);
+	if (lazy && !atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed))
+		atomic_store_explicit(&rdp->lazy_queued, true, memory_order_relaxed);
+	/* Wake the offload thread only if it sleeps with nothing to do (or
+	 * only lazy work, for a non-lazy callback): one wake-up per batch. */
+	st = atomic_load_explicit(&rdp->grp->state, memory_order_seq_cst);
+	if (st == NOCB_IDLE || (st == NOCB_LAZY && !lazy)) {
+		if (atomic_exchange_explicit(&rdp->grp->state, NOCB_AWAKE, memory_order_seq_cst) != NOCB_AWAKE)
+			nocb_wake(rdp->grp);
+	}
+	pending = n - atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+	if (TRCU_UNLIKELY(pending > TUN(qhimark))) {
+		/* Flood: hurry the grace period (the offload thread is busy
+		 * invoking or waiting for it). */
+		rcu_gp_request_async(rcu_gp_snap());
+		if (pending > TUN(cb_max_pending))
+			nocb_pushback(rdp);
+	}
+}
+
+void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	call_rcu_core(head, func, TUN(lazy) != 0);
+}
+
+void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	call_rcu_core(head, func, false);
+}
+
+/* ---- rcu_barrier ------------------------------------------------------------------ */
+
+void trcu_rcu_barrier(void)
+{
+	unsigned long seq;
+	uint32_t v;
+
+	trcu_check_blocking_allowed("rcu_barrier()");
+	if (nocb_self)
+		trcu_die("rcu_barrier() called from an RCU callback: it would wait for itself");
+	trcu_init();
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) ||
+	    atomic_load_explicit(&nocb.stopping, memory_order_acquire))
+		return;   /* no callback was ever queued, or all have run */
+	pthread_mutex_lock(&nocb.barrier_mutex);
+	/*
+	 * Counts: one held by us until every group was asked, one per group
+	 * until it has entrained, one per entrained barrier callback until it
+	 * runs.  Zero means every earlier callback has run.
+	 */
+	atomic_store_explicit(&nocb.barrier_cpu_count, nocb.nr_groups + 1, memory_order_relaxed);
+	seq = atomic_fetch_add_explicit(&nocb.barrier_seq, 1, memory_order_relaxed) + 1;
+	for (int i = 0; i < nocb.nr_groups; i++) {
+		/* Release: callbacks queued before this barrier (happens-
+		 * before) are visible to the group when it sees the request. */
+		atomic_store_explicit(&nocb.groups[i].barrier_req, seq, memory_order_release);
+		nocb_wake(&nocb.groups[i]);
+	}
+	v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
+	nocb_barrier_dec();
+	while (atomic_load_explicit(&nocb.barrier_cpu_count, memory_order_acquire) != 0) {
+		trcu_futex_wait(&nocb.barrier_futex, v, -1);
+		v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
+	}
+	pthread_mutex_unlock(&nocb.barrier_mutex);
+}
+
+/* ---- Statistics and shutdown --------------------------------------------------------- */
+
+void rcu_nocb_stats(struct trcu_stats *st)
+{
+	long q = atomic_load_explicit(&nocb.n_queued_dead, memory_order_relaxed);
+	long inv = atomic_load_explicit(&nocb.n_invoked_dead, memory_order_relaxed);
+
+	if (atomic_load_explicit(&nocb.started, memory_order_acquire)) {
+		for (int i = 0; i < nocb.nr_groups; i++) {
+			struct nocb_group *grp = &nocb.groups[i];
+
+			pthread_mutex_lock(&grp->lock);
+			for (struct rcu_data *rdp = grp->rdps; rdp; rdp = rdp->next) {
+				q += atomic_load_explicit(&rdp->n_queued, memory_order_relaxed);
+				inv += atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+			}
+			pthread_mutex_unlock(&grp->lock);
+		}
+		st->nocb_threads = nocb.nr_groups;
+	}
+	st->cbs_queued = q;
+	st->cbs_invoked = inv;
+	st->cbs_pending = q - inv;
+	st->cbs_pushback = atomic_load_explicit(&nocb.n_pushback, memory_order_relaxed);
+}
+
+/* Run every callback, then stop and join the offload threads. */
+void rcu_nocb_shutdown(void)
+{
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		return;
+	/* Callbacks may queue callbacks: repeat while the barrier finds work. */
+	for (int i = 0; i < 100; i++) {
+		struct trcu_stats st = { 0 };
+
+		trcu_rcu_barrier();
+		rcu_nocb_stats(&st);
+		if (!st.cbs_pending)
+			break;
+	}
+	atomic_store_explicit(&nocb.stopping, true, memory_order_release);
+	for (int i = 0; i < nocb.nr_groups; i++) {
+		nocb_wake(&nocb.groups[i]);
+		pthread_join(nocb.groups[i].thread, NULL);
+	}
+	/* Adopted rcu_data are freed; live threads' rcu_data stay (their TLS
+	 * still points at them) and call_rcu() now runs callbacks itself. */
+	for (int i = 0; i < nocb.nr_groups; i++)
+		nocb_reap_orphans(&nocb.groups[i]);
+}
