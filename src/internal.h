@@ -146,6 +146,7 @@ struct trcu_tunables {
 	_Atomic long rcu_resched_us;
 	_Atomic long cb_max_pending;
 	_Atomic long nocb_threads;
+	_Atomic long rcu_free_drain_ms;
 	_Atomic long profile;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each
@@ -249,6 +250,7 @@ void rcu_gp_request_async(unsigned long s);      /* GP kthread will run it */
 
 /* nocb.c */
 void rcu_nocb_shutdown(void);
+void rcu_nocb_kick(void);                        /* wake group 0 (bulk frees) */
 void rcu_nocb_stats(struct trcu_stats *st);
 
 /* stall.c */

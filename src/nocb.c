@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "kvfree.h"
 #include "segcblist.h"
 
 /* Offload-thread sleep states (nocb_group.state). */
@@ -58,6 +59,9 @@ struct nocb_group {
 	unsigned long barrier_done;         /* offload thread only */
 	pthread_t thread;
 	long blimit;                /* adaptive batch limit */
+	bool kvfree;                /* group 0 also runs the rcu_free() blocks */
+	bool kvfree_barrier;        /* an rcu_barrier() waits for blocks ... */
+	unsigned long kvfree_barrier_cookie;   /* ... sealed up to this cookie */
 };
 
 #define NOCB_MAX_GROUPS 256
@@ -227,6 +231,7 @@ static void nocb_free_rdp(struct nocb_group *grp, struct rcu_data **pp)
 }
 
 struct nocb_pass {
+	bool partial;        /* rcu_free() blocks still filling (drain timer) */
 	bool ready;          /* callbacks left to invoke */
 	bool waiting;        /* callbacks waiting for a GP */
 	bool lazy_only;      /* every waiting callback is lazy */
@@ -263,6 +268,40 @@ static struct rcu_data *nocb_first(struct nocb_group *grp)
 	return rdp;
 }
 
+static void nocb_pass_need(struct nocb_pass *p, unsigned long need)
+{
+	if (!p->waiting || ULONG_CMP_LT(need, p->need))
+		p->need = need;
+	p->waiting = true;
+}
+
+/*
+ * rcu_free() blocks (group 0): seal partial blocks when due (all of them for
+ * an rcu_barrier(), which then also waits until every block sealed so far
+ * is freed), free blocks whose grace period ended.
+ */
+static void nocb_kvfree_pass(struct nocb_group *grp, struct nocb_pass *p, unsigned long cur,
+			     bool barrier)
+{
+	unsigned long need;
+	bool waiting = kvfree_pass(cur, barrier, &need, &p->partial);
+
+	if (waiting) {
+		nocb_pass_need(p, need);
+		p->lazy_only = false;
+	}
+	if (barrier && waiting && !grp->kvfree_barrier) {
+		grp->kvfree_barrier = true;
+		grp->kvfree_barrier_cookie = rcu_gp_snap();
+		atomic_fetch_add_explicit(&nocb.barrier_cpu_count, 1, memory_order_relaxed);
+	}
+	if (grp->kvfree_barrier &&
+	    (!waiting || ULONG_CMP_LT(grp->kvfree_barrier_cookie, need))) {
+		grp->kvfree_barrier = false;
+		nocb_barrier_dec();
+	}
+}
+
 /*
  * One housekeeping pass over the group's rcu_data: flush, entrain barrier
  * callbacks, advance, accelerate, and (invoke) run ready callbacks.  New
@@ -290,9 +329,7 @@ static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invok
 			nocb_do_batch(grp, rdp, deadline);
 		p->ready |= rcu_segcblist_ready_cbs(&rdp->cblist);
 		if (rcu_segcblist_nextgp(&rdp->cblist, &nextgp)) {
-			if (!p->waiting || ULONG_CMP_LT(nextgp, p->need))
-				p->need = nextgp;
-			p->waiting = true;
+			nocb_pass_need(p, nextgp);
 			/* A waiting rcu_barrier() ends laziness. */
 			if (!atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed) ||
 			    rdp->barrier_entrained)
@@ -301,6 +338,8 @@ static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invok
 		p->pending += rdp_pending(rdp);
 		orphans |= atomic_load_explicit(&rdp->orphan, memory_order_relaxed);
 	}
+	if (grp->kvfree)
+		nocb_kvfree_pass(grp, p, cur, barrier != grp->barrier_done);
 	if (barrier != grp->barrier_done) {
 		grp->barrier_done = barrier;
 		nocb_barrier_dec();   /* this group has entrained */
@@ -367,9 +406,10 @@ static void *rcu_nocb_kthread(void *arg)
 			rcu_gp_wait_seq(p.need);
 			continue;
 		}
-		if (atomic_load_explicit(&nocb.stopping, memory_order_acquire))
+		if (atomic_load_explicit(&nocb.stopping, memory_order_acquire) && !p.partial)
 			break;
-		nocb_sleep(grp, NOCB_IDLE, -1);
+		/* rcu_free() blocks still filling: wake to drain them. */
+		nocb_sleep(grp, NOCB_IDLE, p.partial ? TUN(rcu_free_drain_ms) * 1000000L : -1);
 	}
 	return NULL;
 }
@@ -395,6 +435,7 @@ static void nocb_start(void)
 		trcu_die("call_rcu(): cannot allocate callback-offload state");
 	if (pthread_key_create(&nocb.exit_key, rdp_exit))
 		trcu_die("call_rcu(): pthread_key_create failed");
+	nocb.groups[0].kvfree = true;
 	for (long i = 0; i < n; i++) {
 		pthread_mutex_init(&nocb.groups[i].lock, NULL);
 		if (pthread_create(&nocb.groups[i].thread, NULL, rcu_nocb_kthread, &nocb.groups[i]))
@@ -405,6 +446,13 @@ static void nocb_start(void)
 	/* Release: pairs with the acquire in rdp_get(). */
 	atomic_store_explicit(&nocb.started, true, memory_order_release);
 	pthread_mutex_unlock(&nocb.lock);
+}
+
+void rcu_nocb_kick(void)
+{
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		nocb_start();
+	nocb_wake(&nocb.groups[0]);
 }
 
 /* ---- Per-thread rcu_data ------------------------------------------------------ */
@@ -613,6 +661,7 @@ void rcu_nocb_stats(struct trcu_stats *st)
 	st->cbs_invoked = inv;
 	st->cbs_pending = q - inv;
 	st->cbs_pushback = atomic_load_explicit(&nocb.n_pushback, memory_order_relaxed);
+	kvfree_stats(&st->frees_queued, &st->frees_done, &st->frees_fallback);
 }
 
 /* Run every callback, then stop and join the offload threads. */
@@ -626,7 +675,7 @@ void rcu_nocb_shutdown(void)
 
 		trcu_rcu_barrier();
 		rcu_nocb_stats(&st);
-		if (!st.cbs_pending)
+		if (!st.cbs_pending && st.frees_done == st.frees_queued - st.frees_fallback)
 			break;
 	}
 	atomic_store_explicit(&nocb.stopping, true, memory_order_release);

@@ -260,8 +260,16 @@ void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *head))
 /* Same, never lazy: the grace period is requested at once. */
 void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *head));
 /* Wait until every callback queued before this call, by any thread, has
- * run (lazy ones included). */
+ * run (lazy ones included), and every pointer passed to rcu_free() before
+ * it has been freed. */
 void trcu_rcu_barrier(void);
+
+/* Headless bulk freeing (the kernel's single-argument kvfree_rcu()):
+ * free(ptr) after a grace period, with no rcu_head in the object.  Pointers
+ * are batched in page-sized blocks; if no block can be allocated it waits
+ * for a grace period and frees ptr itself (so, out of memory, it must not
+ * be inside a read-side section: it then aborts with a message). */
+void trcu_rcu_free(void *ptr);
 
 /* Current grace-period sequence number (for diagnostics and tests). */
 unsigned long trcu_gp_seq(void);
@@ -301,6 +309,9 @@ struct trcu_stats {
 	long cbs_invoked;            /* callbacks run */
 	long cbs_pending;            /* queued - invoked */
 	long cbs_pushback;           /* call_rcu() calls that waited (flood) */
+	long frees_queued;           /* rcu_free() calls */
+	long frees_done;             /* pointers freed after their GP */
+	long frees_fallback;         /* rcu_free() that waited (no memory) */
 	int nocb_threads;            /* callback-offload threads running */
 };
 void trcu_get_stats(struct trcu_stats *st);
@@ -338,6 +349,7 @@ void trcu_shutdown(void);
 #define call_rcu(h, f)                 trcu_call_rcu(h, f)
 #define call_rcu_hurry(h, f)           trcu_call_rcu_hurry(h, f)
 #define rcu_barrier()                  trcu_rcu_barrier()
+#define rcu_free(p)                    trcu_rcu_free(p)
 #define rcu_gp_oldstate                trcu_gp_oldstate
 #endif
 
