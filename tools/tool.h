@@ -27,5 +27,6 @@ int cmd_scale(struct tool_opts *o);
 int cmd_seeds(struct tool_opts *o);
 int cmd_wq(struct tool_opts *o);
 int cmd_quick(struct tool_opts *o);
+int seeds_001(struct tool_opts *o);
 
 #endif

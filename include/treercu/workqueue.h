@@ -303,7 +303,7 @@ bool trcu_wq_get_wake_under_lock(void);
  *                  workers started nothing for this long gets another worker
  *                  (default 2000, 100..10000000)
  *  max workers     TREERCU_WQ_MAX_WORKERS  soft cap on workers per pool
- *                  (default 0 = max(4, 2 * CPUs in the pod), 1..4096); only
+ *                  (0 = the default, max(4, 2 * CPUs in the pod); 0..4096); only
  *                  the stall watchdog goes past it
  *  affinity scope  TREERCU_WQ_AFFINITY_SCOPE  default scope (cache_shard)
  *  shard size      TREERCU_WQ_CACHE_SHARD_SIZE  cores per cache shard (8)
