@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * seeds: rerun a seed's experiment and print its table beside the seed's own
+ * figures.  Also `quick`, the README's main job: every comparison in one
+ * short run and one summary table.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <treercu/rcu.h>
+
+#include "common.h"
+
+/* ---- seed 000: report the GP driver's quiescent state early ------------ */
+
+#define S0_RUNS_MAX 100
+#define S0_CALLS_MAX 100000
+
+enum { P_OFF, P_ON, P_DEF, NPHASE };
+static const char *const phase_name[NPHASE] = {
+	"kernel profile, early report off (baseline)",
+	"kernel profile, early report on (the patch)",
+	"treercu defaults",
+};
+
+/* The seed's tables, ms: baseline, then with the fix. */
+static const double seed_mean[2][10] = {
+	{ 10.088, 10.064, 10.051, 10.125, 8.695, 10.157, 10.102, 8.050, 10.059, 10.077 },
+	{ 6.027, 6.032, 6.010, 6.076, 6.084, 6.034, 6.051, 6.057, 6.016, 6.036 },
+};
+static const double seed_min[2][10] = {
+	{ 9.989, 9.982, 9.988, 9.929, 5.996, 9.977, 9.990, 5.985, 9.978, 9.984 },
+	{ 5.915, 5.984, 5.986, 5.993, 5.893, 5.908, 5.993, 5.941, 5.927, 5.993 },
+};
+static const double seed_max[2][10] = {
+	{ 18.848, 16.470, 15.113, 22.411, 15.471, 25.723, 20.224, 10.007, 15.934, 17.703 },
+	{ 8.589, 9.241, 7.004, 10.001, 10.250, 9.456, 10.000, 10.001, 7.540, 9.579 },
+};
+
+struct s0_run { double mean, min, max; };
+
+struct s0_ctx {
+	long calls;
+	int err;
+	struct s0_run run[NPHASE][S0_RUNS_MAX];
+};
+
+static int s0_apply(int phase)
+{
+	int rc = trcu_set_profile(phase == P_DEF ? "treercu" : "kernel");
+
+	if (phase != P_DEF)
+		rc |= trcu_set_tunable("early_report", phase == P_ON);
+	return rc;
+}
+
+static void s0_variant(int phase, int rep, void *arg)
+{
+	struct s0_ctx *c = arg;
+	double sum = 0, mn = 1e300, mx = 0;
+
+	if (s0_apply(phase)) {
+		fprintf(stderr, "seeds 000: cannot select phase '%s'\n", phase_name[phase]);
+		c->err = 1;
+	}
+	synchronize_rcu();                /* settle: the first call after a switch */
+	for (long i = 0; i < c->calls; i++) {
+		uint64_t t0 = now_ns();
+		double ns;
+
+		synchronize_rcu();
+		ns = (double)(now_ns() - t0);
+		sum += ns;
+		mn = ns < mn ? ns : mn;
+		mx = ns > mx ? ns : mx;
+	}
+	c->run[phase][rep] = (struct s0_run){ sum / (double)c->calls, mn, mx };
+}
+
+/* Idle registered threads: the seed's idle CPUs, found quiescent by a scan. */
+struct s0_idle {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stop;
+};
+
+static void *s0_idle_fn(void *arg)
+{
+	struct s0_idle *id = arg;
+
+	trcu_register_thread();
+	pthread_mutex_lock(&id->lock);
+	while (!id->stop)
+		pthread_cond_wait(&id->cond, &id->lock);
+	pthread_mutex_unlock(&id->lock);
+	trcu_unregister_thread();
+	return NULL;
+}
+
+static void s0_table(struct s0_ctx *c, int phase, int runs)
+{
+	static const char *const cols[] = {
+		"Run", "Mean", "Min", "Max", "seed Mean", "seed Min", "seed Max",
+	};
+	static const int w[] = { 3, 10, 10, 10, 9, 9, 9 };
+	int seed = phase == P_DEF ? -1 : phase;
+	struct table t;
+	char b[3][32];
+
+	printf("\n%s:\n", phase_name[phase]);
+	tab_start(&t, seed < 0 ? 4 : 7, cols, w);
+	for (int r = 0; r < runs || (seed >= 0 && r < 10); r++) {
+		struct s0_run *x = &c->run[phase][r];
+
+		tab_cell(&t, "%d", r + 1);
+		tab_cell(&t, "%s", r < runs ? fmt_ns(b[0], 32, x->mean) : "");
+		tab_cell(&t, "%s", r < runs ? fmt_ns(b[1], 32, x->min) : "");
+		tab_cell(&t, "%s", r < runs ? fmt_ns(b[2], 32, x->max) : "");
+		if (seed < 0)
+			continue;
+		tab_cell(&t, "%.3f ms", r < 10 ? seed_mean[seed][r] : 0);
+		tab_cell(&t, "%.3f ms", r < 10 ? seed_min[seed][r] : 0);
+		tab_cell(&t, "%.3f ms", r < 10 ? seed_max[seed][r] : 0);
+	}
+}
+
+/* Mean of the run means (every run has the same number of calls), max of maxes. */
+static void s0_totals(struct s0_ctx *c, int phase, int runs, double *mean, double *max)
+{
+	*mean = 0;
+	*max = 0;
+	for (int r = 0; r < runs; r++) {
+		*mean += c->run[phase][r].mean / runs;
+		if (c->run[phase][r].max > *max)
+			*max = c->run[phase][r].max;
+	}
+}
+
+static void s0_json(struct json *j, struct s0_ctx *c, int runs, struct seed000_result *res)
+{
+	static const char *const key[NPHASE] = { "kernel_early_off", "kernel_early_on", "treercu_default" };
+
+	json_str(j, "command", "seeds 000");
+	json_int(j, "runs", runs);
+	json_int(j, "calls_per_run", c->calls);
+	for (int p = 0; p < NPHASE; p++) {
+		json_obj(j, key[p]);
+		json_arr(j, "runs_ns");
+		for (int r = 0; r < runs; r++) {
+			json_obj(j, NULL);
+			json_num(j, "mean", c->run[p][r].mean);
+			json_num(j, "min", c->run[p][r].min);
+			json_num(j, "max", c->run[p][r].max);
+			json_end(j, '}');
+		}
+		json_end(j, ']');
+		json_end(j, '}');
+	}
+	json_num(j, "mean_cut_pct", res->cut_pct);
+	json_num(j, "seed_mean_cut_pct", 38);
+}
+
+static void s0_summary(struct s0_ctx *c, int runs, struct seed000_result *res)
+{
+	char b[5][32];
+	double max_def;
+
+	for (int p = 0; p < NPHASE; p++)
+		s0_table(c, p, runs);
+	s0_totals(c, P_OFF, runs, &res->mean_off, &res->max_off);
+	s0_totals(c, P_ON, runs, &res->mean_on, &res->max_on);
+	s0_totals(c, P_DEF, runs, &res->mean_default, &max_def);
+	res->cut_pct = (1 - res->mean_on / res->mean_off) * 100;
+	printf("\nSummary (seed 000):\n- Mean latency: %s -> %s (%.0f%% cut; seed: 9.75 ms -> 6.04 ms, 38%%)\n",
+	       fmt_ns(b[0], 32, res->mean_off), fmt_ns(b[1], 32, res->mean_on), res->cut_pct);
+	printf("- Max latency: %s -> %s (%.0f%% cut; seed: 25.72 ms -> 10.25 ms, 60%%)\n",
+	       fmt_ns(b[2], 32, res->max_off), fmt_ns(b[3], 32, res->max_on),
+	       (1 - res->max_on / res->max_off) * 100);
+	printf("- treercu defaults: mean %s, max %s\n", fmt_ns(b[4], 32, res->mean_default),
+	       fmt_ns(b[0], 32, max_def));
+}
+
+static void s0_idle_threads(struct s0_idle *id, pthread_t *tid, long n, bool stop)
+{
+	if (stop) {
+		pthread_mutex_lock(&id->lock);
+		id->stop = 1;
+		pthread_cond_broadcast(&id->cond);
+		pthread_mutex_unlock(&id->lock);
+	}
+	for (long i = 0; i < n; i++) {
+		if (stop)
+			pthread_join(tid[i], NULL);
+		else if (pthread_create(&tid[i], NULL, s0_idle_fn, id))
+			exit(1);
+	}
+}
+
+int seed000_main(struct tool_opts *o, struct seed000_result *res)
+{
+	static const char *const names[] = { "--runs", "--calls", "--idle", NULL };
+	struct s0_idle id = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	long runs = o->quick ? 3 : 10, idle = 4;
+	pthread_t tid[64];
+	struct s0_ctx *c = calloc(1, sizeof(*c));
+	struct json j;
+	int rc;
+
+	if (!c || !args_check(o, "seeds 000", names))
+		return 2;
+	c->calls = 100;
+	arg_long(o, "--runs", 1, S0_RUNS_MAX, &runs);
+	arg_long(o, "--calls", 1, S0_CALLS_MAX, &c->calls);
+	arg_long(o, "--idle", 0, 64, &idle);
+	if (json_open(&j, o->json))
+		return 1;
+	printf("\nseeds 000: %ld synchronize_rcu() calls per run, %ld runs per setting, "
+	       "runs of the three settings interleaved; %ld idle registered threads\n",
+	       c->calls, runs, idle);
+	s0_idle_threads(&id, tid, idle, false);
+	trcu_register_thread();
+	run_interleaved(NPHASE, (int)runs, s0_variant, c, "seeds 000",
+			(double)runs * (double)c->calls * 0.017);
+	trcu_unregister_thread();
+	s0_idle_threads(&id, tid, idle, true);
+	s0_apply(P_DEF);
+	s0_summary(c, (int)runs, res);
+	s0_json(&j, c, (int)runs, res);
+	rc = json_close(&j) || c->err ? 1 : 0;
+	free(c);
+	return rc;
+}
+
+int cmd_seeds(struct tool_opts *o)
+{
+	struct seed000_result r;
+	const char *id = o->argc > 0 ? o->argv[0] : "";
+	struct tool_opts sub = *o;
+
+	sub.argc = o->argc > 0 ? o->argc - 1 : 0;
+	sub.argv = o->argv + (o->argc > 0);
+	if (!strcmp(id, "000"))
+		return seed000_main(&sub, &r);
+	if (!strcmp(id, "001"))
+		return seeds_001(&sub);
+	if (!strcmp(id, "002") || !strcmp(id, "003") || !strcmp(id, "004")) {
+		printf("seeds %s: not yet implemented (issue 5)\n", id);
+		return 2;
+	}
+	fprintf(stderr, "usage: treercu seeds 000|001|002|003|004 [--quick] [--json FILE]\n");
+	return 2;
+}
+
+/* ---- quick: every comparison, one summary table ------------------------ */
+
+struct qrow {
+	const char *metric, *goal;
+	double trcu, lu, ratio;
+	bool pass, has_lu;
+};
+
+static struct qrow ratio_row(const char *metric, const char *goal, double t, double l,
+			     double limit, bool higher_is_better)
+{
+	double ratio = t / l;
+	bool pass = higher_is_better ? ratio >= limit : ratio <= limit;
+
+	return (struct qrow){ metric, goal, t, l, ratio, pass, true };
+}
+
+static int quick_rows(struct qrow *q, const struct refscale_result *rs,
+		      const struct scale_result *sc, const struct seed000_result *s0,
+		      const struct torture_result *tr)
+{
+	const struct scale_point (*t)[3] = sc->pt[0], (*l)[3] = sc->pt[1];
+	int n = 0;
+
+	q[n++] = ratio_row("read pair ns, 1 reader", "<= 1.1x", rs->trcu_ns[0], rs->memb_ns[0], 1.1, false);
+	q[n++] = ratio_row("read pair ns, 2 readers", "<= 1.1x", rs->trcu_ns[1], rs->memb_ns[1], 1.1, false);
+	q[n++] = ratio_row("idle sync p50 us", "<= 1.0x", t[0][0].p50 / 1e3, l[0][0].p50 / 1e3, 1.0, false);
+	q[n++] = ratio_row("1 busy reader: sync p50 us", "<= 1.0x", t[1][0].p50 / 1e3, l[1][0].p50 / 1e3, 1.0, false);
+	q[n++] = ratio_row("1 busy reader: sync p99 us", "<= 1.0x", t[1][0].p99 / 1e3, l[1][0].p99 / 1e3, 1.0, false);
+	q[n++] = ratio_row("2 busy readers: sync p50 us", "<= 1.0x", t[2][0].p50 / 1e3, l[2][0].p50 / 1e3, 1.0, false);
+	q[n++] = ratio_row("2 busy readers: sync p99 us", "<= 1.0x", t[2][0].p99 / 1e3, l[2][0].p99 / 1e3, 1.0, false);
+	q[n++] = ratio_row("64 callers: calls/s", ">= 1.0x", t[0][2].calls_s, l[0][2].calls_s, 1.0, true);
+	q[n++] = (struct qrow){ "seed 000 early-report mean cut %", ">= 30%", s0->cut_pct, 0, 0,
+				s0->cut_pct >= 30, false };
+	q[n++] = (struct qrow){ "torture failures", "0", (double)tr->failures, 0, 0,
+				tr->failures == 0, false };
+	return n;
+}
+
+static void quick_print(const struct qrow *q, int n, int rc001, struct json *j)
+{
+	static const char *const cols[] = { "metric", "treercu", "liburcu", "ratio", "goal", "result" };
+	static const int w[] = { 32, 10, 10, 7, 7, 6 };
+	struct table t;
+
+	printf("\n=== treercu quick summary (liburcu = liburcu memb; same run) ===\n");
+	tab_start(&t, 6, cols, w);
+	json_str(j, "command", "quick");
+	json_arr(j, "rows");
+	for (int i = 0; i < n; i++) {
+		bool torture = i == n - 1;
+
+		tab_cell(&t, "%s", q[i].metric);
+		tab_cell(&t, q[i].trcu >= 1000 ? "%.0f" : "%.3g", q[i].trcu);
+		if (q[i].has_lu) {
+			tab_cell(&t, q[i].lu >= 1000 ? "%.0f" : "%.3g", q[i].lu);
+			tab_cell(&t, "%.2fx", q[i].ratio);
+		} else {
+			tab_cell(&t, "%s", "-");
+			tab_cell(&t, "%s", "-");
+		}
+		tab_cell(&t, "%s", q[i].goal);
+		tab_cell(&t, "%s", q[i].pass ? "PASS" : torture ? "FAIL" : "MISS");
+		json_obj(j, NULL);
+		json_str(j, "metric", q[i].metric);
+		json_num(j, "treercu", q[i].trcu);
+		if (q[i].has_lu) {
+			json_num(j, "liburcu", q[i].lu);
+			json_num(j, "ratio", q[i].ratio);
+		}
+		json_str(j, "goal", q[i].goal);
+		json_bool(j, "pass", q[i].pass);
+		json_end(j, '}');
+	}
+	json_end(j, ']');
+	tab_cell(&t, "%s", "seeds 001 (quick)");
+	tab_cell(&t, "exit %d", rc001);
+	tab_cell(&t, "%s", "");
+	tab_cell(&t, "%s", "");
+	tab_cell(&t, "%s", "exit 0");
+	tab_cell(&t, "%s", rc001 ? "FAIL" : "PASS");
+	json_int(j, "seeds_001_exit", rc001);
+}
+
+int cmd_quick(struct tool_opts *o)
+{
+	struct tool_opts q = { .quick = true };
+	struct refscale_result rs;
+	struct scale_result sc;
+	struct seed000_result s0;
+	struct torture_result tr;
+	struct qrow rows[16];
+	uint64_t t0 = now_ns();
+	int n, rc001;
+	struct json j;
+
+	if (o->argc) {
+		fprintf(stderr, "treercu quick: unknown argument '%s'\n", o->argv[0]);
+		return 2;
+	}
+	if (json_open(&j, o->json))
+		return 1;
+	seed000_main(&q, &s0);
+	refscale_main(&q, &rs);
+	scale_main(&q, &sc);
+	torture_main(&q, &tr);
+	fflush(stdout);
+	rc001 = seeds_001(&q);
+	n = quick_rows(rows, &rs, &sc, &s0, &tr);
+	quick_print(rows, n, rc001, &j);
+	printf("quick: %.0f s in all; MISS = performance goal missed (exit status "
+	       "stays 0); FAIL on torture = exit 1\n", (double)(now_ns() - t0) / 1e9);
+	json_num(&j, "seconds", (double)(now_ns() - t0) / 1e9);
+	if (json_close(&j))
+		return 1;
+	return tr.failures ? 1 : 0;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the measurement subcommands: timing, statistics, human
+ * tables, a tiny JSON writer, progress on stderr, interleaved repeats.
+ * This header includes no treercu or liburcu header: the liburcu glue TU
+ * uses it too (for the loop shapes below, so both libraries run the very
+ * same code around their read side).
+ */
+#ifndef TREERCU_TOOL_COMMON_H
+#define TREERCU_TOOL_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tool.h"
+
+/* ---- Loop shapes shared by treercu and liburcu -------------------------- */
+
+#define tool_barrier() __asm__ __volatile__("" ::: "memory")
+
+/* Lock/unlock pairs per refscale batch: 100 x 10 unrolled pairs. */
+#define REFSCALE_BATCH 1000
+#define REFSCALE_PAIR(LOCK, UNLOCK) do { LOCK; tool_barrier(); UNLOCK; tool_barrier(); } while (0)
+#define REFSCALE_PAIR10(L, U) do { \
+	REFSCALE_PAIR(L, U); REFSCALE_PAIR(L, U); REFSCALE_PAIR(L, U); \
+	REFSCALE_PAIR(L, U); REFSCALE_PAIR(L, U); REFSCALE_PAIR(L, U); \
+	REFSCALE_PAIR(L, U); REFSCALE_PAIR(L, U); REFSCALE_PAIR(L, U); \
+	REFSCALE_PAIR(L, U); } while (0)
+/* nbatch batches of REFSCALE_BATCH pairs; QS (may be empty) once per batch. */
+#define REFSCALE_LOOP(nbatch, LOCK, UNLOCK, QS) do { \
+	for (unsigned long rl_b_ = 0; rl_b_ < (nbatch); rl_b_++) { \
+		for (int rl_i_ = 0; rl_i_ < REFSCALE_BATCH / 10; rl_i_++) \
+			REFSCALE_PAIR10(LOCK, UNLOCK); \
+		QS; \
+	} } while (0)
+
+/* Busy reader for `scale`: lock, a short section (BUSY_SECTION loads of a
+ * shared word), unlock, until *stop.  Returns the number of sections. */
+#define BUSY_SECTION 32
+extern volatile unsigned long tool_busy_word;
+#define BUSY_READER_LOOP(stop, LOCK, UNLOCK, count) do { \
+	while (!__atomic_load_n((stop), __ATOMIC_RELAXED)) { \
+		LOCK; \
+		for (int br_i_ = 0; br_i_ < BUSY_SECTION; br_i_++) \
+			(void)tool_busy_word; \
+		UNLOCK; \
+		(count)++; \
+	} } while (0)
+
+/* ---- Time --------------------------------------------------------------- */
+
+uint64_t now_ns(void);
+void sleep_ns(uint64_t ns);
+/* "12.345 ms", "1.234 us", "950 ns": three significant decimals. */
+const char *fmt_ns(char *buf, size_t len, double ns);
+
+/* ---- Statistics --------------------------------------------------------- */
+
+struct summary {
+	size_t n;
+	double min, max, mean, median, p99;
+	double spread;          /* (max - min) / median, percent */
+};
+void summarize(const double *v, size_t n, struct summary *s);
+double percentile(const double *sorted, size_t n, double p);
+double median_of(const double *v, size_t n);
+
+/* Log-linear latency histogram: 64 sub-buckets per power of two (<1.6 %
+ * resolution), exact count, sum, min and max. */
+#define LAT_SUB 64
+#define LAT_BUCKETS (40 * LAT_SUB)
+struct lat_hist {
+	uint64_t count, sum, min, max;
+	uint32_t b[LAT_BUCKETS];
+};
+void lat_init(struct lat_hist *h);
+void lat_add(struct lat_hist *h, uint64_t ns);
+void lat_merge(struct lat_hist *into, const struct lat_hist *from);
+double lat_pct(const struct lat_hist *h, double p);
+
+/* ---- Human tables (markdown-style, so they paste into docs) -------------- */
+
+#define TAB_MAXCOL 12
+struct table {
+	int ncol, col;
+	int width[TAB_MAXCOL];
+};
+/* names: ncol column titles; widths: minimum cell widths. */
+void tab_start(struct table *t, int ncol, const char *const *names, const int *widths);
+/* One cell; the row ends after the last column. */
+void tab_cell(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* A streaming writer.  With a NULL path every call is a no-op. */
+#define JSON_DEPTH 16
+struct json {
+	FILE *f;
+	int depth;
+	bool need_comma[JSON_DEPTH];
+	bool err;
+};
+int json_open(struct json *j, const char *path);   /* opens the root object */
+int json_close(struct json *j);                    /* 0, or -1 on any error */
+void json_obj(struct json *j, const char *key);    /* key NULL in arrays */
+void json_arr(struct json *j, const char *key);
+void json_end(struct json *j, char close);         /* '}' or ']' */
+void json_num(struct json *j, const char *key, double v);
+void json_int(struct json *j, const char *key, long long v);
+void json_str(struct json *j, const char *key, const char *s);
+void json_bool(struct json *j, const char *key, bool v);
+void json_u64_array(struct json *j, const char *key, const uint64_t *v, size_t n);
+void json_summary(struct json *j, const char *key, const struct summary *s);
+
+/* ---- Progress on stderr ------------------------------------------------- */
+
+struct progress {
+	const char *what;
+	uint64_t start, last;
+	bool on, tty;
+};
+/* Shown only when the run is expected to last more than a few seconds. */
+void progress_start(struct progress *p, const char *what, double expected_s);
+void progress_update(struct progress *p, double fraction);
+void progress_done(struct progress *p);
+
+/* ---- Interleaved repeats ------------------------------------------------ */
+
+/*
+ * Runs fn(variant, rep, arg) for every variant, reps times.  Even repeats go
+ * through the variants in order, odd ones in reverse, so A and B alternate
+ * and neither always runs first.  what/expected_s drive the progress line.
+ */
+typedef void (*variant_fn)(int variant, int rep, void *arg);
+void run_interleaved(int nvariants, int reps, variant_fn fn, void *arg,
+		     const char *what, double expected_s);
+
+/* ---- Argument helpers ----------------------------------------------------- */
+
+/* --name VALUE among o->argv; returns true and stores it when present.
+ * Bad values print a message and exit(2). */
+bool arg_long(struct tool_opts *o, const char *name, long min, long max, long *out);
+bool arg_double(struct tool_opts *o, const char *name, double min, double max, double *out);
+/* Fails (message, returns false) if argv holds anything not in names[]. */
+bool args_check(struct tool_opts *o, const char *cmd, const char *const *names);
+
+/* ---- Results handed to `quick` ------------------------------------------- */
+
+struct refscale_result {
+	double trcu_ns[2], memb_ns[2], qsbr_ns[2], trcu_qsbr_ns[2]; /* [readers-1] */
+};
+struct scale_point { double p50, p99, max, calls_s, reads_s; };
+/* [lib 0=treercu 1=liburcu memb][readers 0..2][callers 1, 8, 64] */
+struct scale_result {
+	struct scale_point pt[2][3][3];
+};
+struct seed000_result {
+	double mean_off, mean_on, max_off, max_on, cut_pct, mean_default;
+};
+struct torture_result {
+	unsigned long failures, reads, updates;
+};
+
+int refscale_main(struct tool_opts *o, struct refscale_result *r);
+int scale_main(struct tool_opts *o, struct scale_result *r);
+int seed000_main(struct tool_opts *o, struct seed000_result *r);
+int torture_main(struct tool_opts *o, struct torture_result *r);
+
+#endif

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * liburcu glue: the only file that includes liburcu (and never treercu).
+ * _LGPL_SOURCE makes liburcu's read side inline here, as treercu's is in
+ * cmd_refscale.c, so both are measured the same way.
+ */
+#define _LGPL_SOURCE
+#include <urcu/urcu-memb.h>
+#include <urcu/urcu-qsbr.h>
+
+#include "common.h"
+#include "liburcu_glue.h"
+
+/* ---- memb ------------------------------------------------------------------ */
+
+void lu_memb_register_thread(void)
+{
+	urcu_memb_register_thread();
+}
+
+void lu_memb_unregister_thread(void)
+{
+	urcu_memb_unregister_thread();
+}
+
+void lu_memb_read_lock(void)
+{
+	urcu_memb_read_lock();
+}
+
+void lu_memb_read_unlock(void)
+{
+	urcu_memb_read_unlock();
+}
+
+void lu_memb_synchronize_rcu(void)
+{
+	urcu_memb_synchronize_rcu();
+}
+
+void lu_memb_barrier(void)
+{
+	urcu_memb_barrier();
+}
+
+struct lu_cb {
+	struct rcu_head head;
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static void lu_cb_invoke(struct rcu_head *head)
+{
+	struct lu_cb *cb = caa_container_of(head, struct lu_cb, head);
+
+	cb->fn(cb->arg);
+	free(cb);
+}
+
+int lu_memb_call_rcu(void (*fn)(void *arg), void *arg)
+{
+	struct lu_cb *cb = malloc(sizeof(*cb));
+
+	if (!cb)
+		return -1;
+	cb->fn = fn;
+	cb->arg = arg;
+	urcu_memb_call_rcu(&cb->head, lu_cb_invoke);
+	return 0;
+}
+
+int lu_memb_has_membarrier(void)
+{
+	return urcu_memb_has_sys_membarrier;
+}
+
+/* noinline: one call per measurement, like the treercu loop. */
+__attribute__((noinline)) void lu_memb_refscale_loop(unsigned long nbatch)
+{
+	REFSCALE_LOOP(nbatch, urcu_memb_read_lock(), urcu_memb_read_unlock(), (void)0);
+}
+
+__attribute__((noinline)) unsigned long lu_memb_busy_reader(const int *stop)
+{
+	unsigned long n = 0;
+
+	BUSY_READER_LOOP(stop, urcu_memb_read_lock(), urcu_memb_read_unlock(), n);
+	return n;
+}
+
+/* ---- qsbr ------------------------------------------------------------------ */
+
+void lu_qsbr_register_thread(void)
+{
+	urcu_qsbr_register_thread();
+}
+
+void lu_qsbr_unregister_thread(void)
+{
+	urcu_qsbr_unregister_thread();
+}
+
+void lu_qsbr_quiescent_state(void)
+{
+	urcu_qsbr_quiescent_state();
+}
+
+void lu_qsbr_thread_offline(void)
+{
+	urcu_qsbr_thread_offline();
+}
+
+void lu_qsbr_thread_online(void)
+{
+	urcu_qsbr_thread_online();
+}
+
+void lu_qsbr_synchronize_rcu(void)
+{
+	urcu_qsbr_synchronize_rcu();
+}
+
+__attribute__((noinline)) void lu_qsbr_refscale_loop(unsigned long nbatch)
+{
+	REFSCALE_LOOP(nbatch, urcu_qsbr_read_lock(), urcu_qsbr_read_unlock(),
+		      urcu_qsbr_quiescent_state());
+}
