@@ -147,6 +147,7 @@ struct trcu_tunables {
 	_Atomic long cb_max_pending;
 	_Atomic long nocb_threads;
 	_Atomic long rcu_free_drain_ms;
+	_Atomic long normal_wake_from_gp;
 	_Atomic long profile;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each
@@ -232,6 +233,7 @@ void trcu_tunables_apply_profile(enum trcu_profile p);
 long trcu_parse_long(const char *name, const char *text, long lo, long hi, long *out);
 
 /* thread.c */
+struct trcu_reader *trcu_reader_self(void);
 void trcu_thread_init(void);
 int trcu_slot_register(struct trcu_reader *r);
 void trcu_check_blocking_allowed(const char *what);
@@ -251,6 +253,7 @@ void rcu_gp_request_async(unsigned long s);      /* GP kthread will run it */
 /* nocb.c */
 void rcu_nocb_shutdown(void);
 void rcu_nocb_kick(void);                        /* wake group 0 (bulk frees) */
+void rcu_wait_gp_wakeme(void);                   /* synchronize_rcu() via a callback */
 void rcu_nocb_stats(struct trcu_stats *st);
 
 /* stall.c */

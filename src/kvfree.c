@@ -108,7 +108,7 @@ static struct kvfree_cache *kvfree_cache_get(void)
 /* No memory for a block: wait for a grace period and free it here. */
 static void kvfree_fallback(void *ptr)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
+	struct trcu_reader *r = trcu_reader_self();
 
 	if (r->nesting > r->depth_bias)
 		trcu_die("rcu_free(%p): out of memory inside an RCU read-side critical section "

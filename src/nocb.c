@@ -505,7 +505,7 @@ static struct rcu_data *rdp_get(void)
  */
 static void nocb_pushback(struct rcu_data *rdp)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
+	struct trcu_reader *r = trcu_reader_self();
 	int was;
 
 	if (r->nesting > r->depth_bias)
@@ -531,7 +531,7 @@ static void nocb_pushback(struct rcu_data *rdp)
  * here and run the callback (outside a read-side section), or keep it. */
 static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct trcu_head *))
 {
-	struct trcu_reader *r = &trcu_reader_tls;
+	struct trcu_reader *r = trcu_reader_self();
 
 	if (r->nesting > r->depth_bias) {
 		trcu_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
@@ -598,6 +598,45 @@ void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *))
 void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *))
 {
 	call_rcu_core(head, func, false);
+}
+
+/* ---- synchronize_rcu() through a callback (the kernel's wait_rcu_gp()) ---- */
+
+struct rcu_synchronize {
+	struct trcu_head head;
+	_Atomic uint32_t done;
+};
+
+static void wakeme_after_rcu(struct trcu_head *rhp)
+{
+	struct rcu_synchronize *rs = (struct rcu_synchronize *)rhp;
+
+	/* Release: the GP's end (seen by this callback) before the waiter
+	 * returns; pairs with the acquire load in rcu_wait_gp_wakeme(). */
+	atomic_store_explicit(&rs->done, 1, memory_order_release);
+	trcu_futex_wake(&rs->done, 1);
+}
+
+/*
+ * The wakeme path: queue a callback that wakes us and sleep.  Its latency
+ * includes every callback queued before it on this thread's list (seed 004's
+ * problem); normal_wake_from_gp=1 (the default) avoids it.
+ */
+void rcu_wait_gp_wakeme(void)
+{
+	struct trcu_reader *r = trcu_reader_self();
+	struct rcu_synchronize rs;
+	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
+	int was = registered ? trcu_enter_gp_wait(r) : 0;
+
+	atomic_init(&rs.done, 0);
+	call_rcu_core(&rs.head, wakeme_after_rcu, false);
+	/* The callback's futex wake after its store only hashes the address:
+	 * returning (and reusing rs) as soon as done is set is safe. */
+	while (!atomic_load_explicit(&rs.done, memory_order_acquire))
+		trcu_futex_wait(&rs.done, 0, -1);
+	if (registered)
+		trcu_exit_gp_wait(r, was);
 }
 
 /* ---- rcu_barrier ------------------------------------------------------------------ */

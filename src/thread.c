@@ -15,6 +15,17 @@
 
 __thread struct trcu_reader trcu_reader_tls = { .slot = -1 };
 
+/*
+ * The calling thread's reader state, out of line, for slow paths in other
+ * files.  GCC 12's UBSan null check on an inlined TLS address can branch
+ * on stale flags (seen in nocb_pushback(): a false "member access within
+ * null pointer" report); a call returns the address plainly.
+ */
+__attribute__((noinline)) struct trcu_reader *trcu_reader_self(void)
+{
+	return &trcu_reader_tls;
+}
+
 /* ---- The slot table ------------------------------------------------------ */
 
 struct trcu_reader *trcu_slot_get(int slot)

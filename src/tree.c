@@ -775,6 +775,11 @@ void trcu_synchronize_rcu(void)
 
 	trcu_check_blocking_allowed("synchronize_rcu()");
 	trcu_init();
+	if (!TUN(normal_wake_from_gp) &&
+	    !atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire)) {
+		rcu_wait_gp_wakeme();   /* the kernel's wait_rcu_gp() */
+		return;
+	}
 	/* Full barrier: the caller's updates before the snapshot; pairs with
 	 * the GP-start barrier of the grace period that satisfies it. */
 	atomic_thread_fence(memory_order_seq_cst);

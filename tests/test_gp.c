@@ -179,6 +179,12 @@ int main(void)
 	CHECK(st1.gp_driven_by_kthread > 0);
 	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
 
+	/* The wakeme path (synchronize_rcu through a callback). */
+	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 0), 0);
+	test_reader_blocks_gp();
+	test_poison(2, 100);
+	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
+
 	rcu_unregister_thread();
 	printf("test_gp: OK\n");
 	return 0;
