@@ -187,6 +187,7 @@ struct rcu_state {
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
 	bool expedited;                  /* this GP is driven without sleeps */
 	bool exp_at_init;                /* ... and counted in exp_seq */
+	bool sr_uncovered;               /* sr waiters left for a later GP */
 	_Atomic int exp_waiters;         /* synchronize_rcu_expedited() callers */
 	long gp_start_ns;
 	long next_stall_ns;

@@ -361,11 +361,14 @@ static bool nocb_bypass_empty(struct nocb_group *grp)
 			grp->barrier_done;	/* barrier_done: this thread's own */
 }
 
-/* Sleep until call_rcu() or rcu_barrier() wakes us, or the lazy timer. */
-static void nocb_sleep(struct nocb_group *grp, int state, long timeout_ns)
+/*
+ * Sleep until call_rcu(), rcu_free() or rcu_barrier() wakes us, or the
+ * timeout.  v is the futex word as read before the pass that decided to
+ * sleep: any wake-up since then (a new rcu_free() block, say, which the pass
+ * did not see) makes the wait return at once.
+ */
+static void nocb_sleep(struct nocb_group *grp, int state, long timeout_ns, uint32_t v)
 {
-	uint32_t v = atomic_load_explicit(&grp->futex, memory_order_seq_cst);
-
 	/* seq_cst: pairs with call_rcu()'s CAS followed by its ->state load. */
 	atomic_store_explicit(&grp->state, state, memory_order_seq_cst);
 	if (nocb_bypass_empty(grp) && !atomic_load_explicit(&nocb.stopping, memory_order_acquire))
@@ -390,6 +393,9 @@ static void *rcu_nocb_kthread(void *arg)
 	nocb_self = true;
 	grp->blimit = TUN(blimit);
 	for (;;) {
+		/* seq_cst: pairs with nocb_wake()'s increment (see nocb_sleep). */
+		uint32_t v = atomic_load_explicit(&grp->futex, memory_order_seq_cst);
+
 		nocb_gp_pass(grp, &p, true);
 		if (p.ready) {
 			/* Keep grace periods flowing while a long batch runs. */
@@ -399,7 +405,7 @@ static void *rcu_nocb_kthread(void *arg)
 		}
 		if (p.waiting) {
 			if (p.lazy_only && TUN(lazy)) {
-				nocb_sleep(grp, NOCB_LAZY, TUN(lazy_flush_ms) * 1000000L);
+				nocb_sleep(grp, NOCB_LAZY, TUN(lazy_flush_ms) * 1000000L, v);
 				clear_lazy(grp);
 			}
 			/* Nothing to invoke: drive or wait for the GP ourselves. */
@@ -409,7 +415,7 @@ static void *rcu_nocb_kthread(void *arg)
 		if (atomic_load_explicit(&nocb.stopping, memory_order_acquire) && !p.partial)
 			break;
 		/* rcu_free() blocks still filling: wake to drain them. */
-		nocb_sleep(grp, NOCB_IDLE, p.partial ? TUN(rcu_free_drain_ms) * 1000000L : -1);
+		nocb_sleep(grp, NOCB_IDLE, p.partial ? TUN(rcu_free_drain_ms) * 1000000L : -1, v);
 	}
 	return NULL;
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "sr_normal.h"
 
 struct rcu_state rcu_state = {
 	.gp_mutex = PTHREAD_MUTEX_INITIALIZER,
@@ -369,6 +370,8 @@ static void rcu_gp_init(void)
 				      memory_order_release);
 	rcu_state.gp_start_ns = trcu_now_ns();
 	rcu_stall_reset();
+	/* Seed 004: cover the synchronize_rcu() waiters added so far. */
+	rcu_state.sr_uncovered = !rcu_sr_normal_gp_init();
 	rcu_gp_init_tree(gps);
 	/* Early report first: when it empties the tree (only the driver and
 	 * blocked waiters were online) the GP needs no membarrier at all. */
@@ -550,6 +553,8 @@ static void rcu_gp_fqs_loop(void)
 	}
 }
 
+static bool rcu_start_this_gp(unsigned long s, struct trcu_reader *r);
+
 /* ---- Grace-period end ------------------------------------------------------------------ */
 
 static void rcu_gp_cleanup(void)
@@ -575,6 +580,10 @@ static void rcu_gp_cleanup(void)
 	 * whoever sees the GP ended sees every reader's section finished. */
 	atomic_store_explicit(&rcu_state.gp_seq, rcu_seq_endval(gps), memory_order_release);
 	atomic_fetch_add_explicit(&rcu_state.n_gp, 1, memory_order_relaxed);
+	/* Seed 004: wake this GP's synchronize_rcu() waiters. */
+	rcu_sr_normal_gp_cleanup();
+	if (rcu_state.sr_uncovered)   /* no wait head was free: another GP */
+		rcu_start_this_gp(rcu_seq_snap_val(rcu_seq_endval(gps)), NULL);
 }
 
 /* Wake every synchronize_rcu() sleeper so that each rechecks its cookie. */
@@ -724,7 +733,10 @@ static void rcu_gp_handoff(void)
 {
 	if (!rcu_gp_needed())
 		return;
-	if (atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst))
+	/* seed-004 waiters sleep on their own node, not on gp_end_futex:
+	 * only the GP kthread can take over for them. */
+	if (atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst) &&
+	    !rcu_sr_waiters())
 		rcu_wake_gp_waiters();
 	else
 		rcu_gp_kthread_wake();
@@ -769,16 +781,63 @@ static void rcu_wait_gp(unsigned long s, bool exp)
 		trcu_exit_gp_wait(r, was_online);
 }
 
+/*
+ * Seed 004: add a node to the waiter list, request the GP that will cover
+ * it, drive it if we may, and sleep on the node until a GP cleanup (or its
+ * work item) wakes us.
+ */
+static void rcu_wait_gp_sr(void)
+{
+	struct trcu_reader *r = &trcu_reader_tls;
+	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
+	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
+	struct sr_node node;
+	unsigned long s;
+
+	rcu_sr_normal_add_req(&node);
+	/* Full barrier (in rcu_gp_snap): the caller's updates and the node's
+	 * push before the snapshot; the GP ending at s starts after both. */
+	s = rcu_gp_snap();
+	rcu_start_this_gp(s, registered ? r : NULL);
+	for (;;) {
+		bool drive = TUN(drive_from_caller) ||
+			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
+
+		if (drive && !pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+			while (!rcu_seq_done(s) || (!rcu_sr_done(&node) && rcu_gp_needed()))
+				rcu_gp_one(registered ? r : NULL, false);
+			pthread_mutex_unlock(&rcu_state.gp_mutex);
+			rcu_gp_handoff();
+		} else if (!drive) {
+			rcu_gp_kthread_wake();
+		}
+		/* A driver that stops before covering us hands off to the GP
+		 * kthread; the bounded wait re-checks anyway (no lost waiter
+		 * if that hand-off raced with our failed trylock). */
+		if (rcu_sr_wait_timeout(&node, drive ? 10 * 1000000L : -1))
+			break;
+	}
+	if (registered)
+		trcu_exit_gp_wait(r, was_online);
+}
+
 void trcu_synchronize_rcu(void)
 {
 	unsigned long s;
 
 	trcu_check_blocking_allowed("synchronize_rcu()");
 	trcu_init();
-	if (!TUN(normal_wake_from_gp) &&
-	    !atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire)) {
+	switch (TUN(normal_wake_from_gp)) {
+	case 0:
+		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+			break;
 		rcu_wait_gp_wakeme();   /* the kernel's wait_rcu_gp() */
 		return;
+	case 1:
+		rcu_wait_gp_sr();       /* seed 004's list */
+		return;
+	default:
+		break;                  /* woken by the GP-end futex */
 	}
 	/* Full barrier: the caller's updates before the snapshot; pairs with
 	 * the GP-start barrier of the grace period that satisfies it. */
@@ -988,6 +1047,7 @@ void trcu_get_stats(struct trcu_stats *st)
 	st->tree_levels = t->levels;
 	st->tree_nodes = t->nr_nodes;
 	rcu_nocb_stats(st);
+	rcu_sr_stats(st);
 }
 
 /* Join the GP kthread; if a reader keeps its grace period from ending for

@@ -44,7 +44,7 @@ static const struct tunable tunables[] = {
 	{ T(cb_max_pending),         100, 1000000000, 65536, 65536, false },
 	{ T(nocb_threads),           0, 256,       0,     0,     false },
 	{ T(rcu_free_drain_ms),      1, 3600000,   5000,  5000,  false },
-	{ T(normal_wake_from_gp),    0, 1,         1,     1,     false },
+	{ T(normal_wake_from_gp),    0, 2,         2,     1,     false },
 };
 #undef T
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))

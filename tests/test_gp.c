@@ -167,7 +167,15 @@ int main(void)
 	for (int i = 0; i < 8; i++)
 		pthread_join(t[i], NULL);
 	trcu_get_stats(&st1);
-	CHECK(st1.gp_completed - st0.gp_completed <= 8 * 50);
+	{
+		long mode = 2;
+
+		/* The futex path never runs a GP nobody asked for; the seed-004
+		 * list may (when its wait heads run out, as the kernel's does). */
+		CHECK_EQ(trcu_get_tunable("normal_wake_from_gp", &mode), 0);
+		if (mode == 2)
+			CHECK(st1.gp_completed - st0.gp_completed <= 8 * 50);
+	}
 	printf("8x50 synchronize_rcu: %lu GPs\n", st1.gp_completed - st0.gp_completed);
 
 	test_poison(2, 300);
@@ -183,7 +191,7 @@ int main(void)
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 0), 0);
 	test_reader_blocks_gp();
 	test_poison(2, 100);
-	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
+	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 2), 0);
 
 	rcu_unregister_thread();
 	printf("test_gp: OK\n");

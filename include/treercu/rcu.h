@@ -312,6 +312,9 @@ struct trcu_stats {
 	long frees_queued;           /* rcu_free() calls */
 	long frees_done;             /* pointers freed after their GP */
 	long frees_fallback;         /* rcu_free() that waited (no memory) */
+	long sr_woken_direct;        /* synchronize_rcu() waiters woken by the GP driver */
+	long sr_woken_deferred;      /* ... by the cleanup work item */
+	long sr_no_wait_head;        /* GP inits that found every wait head in use */
 	int nocb_threads;            /* callback-offload threads running */
 };
 void trcu_get_stats(struct trcu_stats *st);

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * synchronize_rcu() woken straight from the grace period (seeds 003, 004):
+ * the kernel's rcu_sr_normal_* machinery.
+ *
+ * One lock-free LIFO list (srs_next) of waiters.  At each GP init a wait-head
+ * sentinel is pushed, so everything older than it waits for this GP while
+ * new callers keep pushing in front of it:
+ *
+ *   srs_next -> [new callers] -> W2 -> [GP2's callers] -> W1 -> [GP1's ...]
+ *                               ^wait tail                ^done tail
+ *
+ * At GP cleanup the driver wakes up to SR_MAX_USERS_WAKE_FROM_GP of the
+ * GP's callers itself, makes the wait tail the done tail, and queues a
+ * cleanup work item (on a TRCU_WQ_MEM_RECLAIM workqueue, so it runs even
+ * when no worker thread can be created) that detaches everything older than
+ * the done tail, wakes the rest and returns wait heads to their pool.
+ *
+ * The driver (init, cleanup) runs under rcu_state.gp_mutex, so wait_tail is
+ * its alone; done_tail is handed to the cleanup work with release/acquire.
+ * The work may see an old or a new done tail: an old one only means the
+ * newer callers wait for the next run of the work, which the cleanup that
+ * published the newer tail has queued.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include <treercu/workqueue.h>
+
+#include "internal.h"
+#include "sr_normal.h"
+
+#define SR_NORMAL_GP_WAIT_HEAD_MAX 5
+#define SR_MAX_USERS_WAKE_FROM_GP  5
+
+struct sr_wait_head {
+	struct sr_node node;
+	_Atomic int inuse;
+};
+
+static struct {
+	_Atomic(struct sr_node *) srs_next;       /* the list (LIFO) */
+	struct sr_node *srs_wait_tail;            /* under gp_mutex */
+	_Atomic(struct sr_node *) srs_done_tail;  /* driver -> cleanup work */
+	struct sr_wait_head wait_heads[SR_NORMAL_GP_WAIT_HEAD_MAX];
+	struct trcu_work cleanup_work;
+	_Atomic(struct trcu_workqueue *) sync_wq;
+	pthread_mutex_t wq_lock;
+	_Atomic int cleanups_pending;             /* queued or running works */
+	_Atomic long nr_waiting;                  /* waiters not yet returned */
+	_Atomic long n_direct, n_deferred, n_no_head, n_inline;
+} srs = {
+	.wq_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static bool rcu_sr_is_wait_head(struct sr_node *n)
+{
+	return n->is_wait_head;
+}
+
+static struct sr_node *rcu_sr_get_wait_head(void)
+{
+	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++) {
+		struct sr_wait_head *wh = &srs.wait_heads[i];
+		int expect = 0;
+
+		/* Acquire: pairs with the release in rcu_sr_put_wait_head(): the
+		 * cleanup work is done with the node before we reuse it. */
+		if (atomic_compare_exchange_strong_explicit(&wh->inuse, &expect, 1,
+							    memory_order_acquire,
+							    memory_order_relaxed)) {
+			wh->node.is_wait_head = true;
+			return &wh->node;
+		}
+	}
+	return NULL;
+}
+
+static void rcu_sr_put_wait_head(struct sr_node *n)
+{
+	struct sr_wait_head *wh = (struct sr_wait_head *)((char *)n -
+							  offsetof(struct sr_wait_head, node));
+
+	/* Release: pairs with the acquire in rcu_sr_get_wait_head(). */
+	atomic_store_explicit(&wh->inuse, 0, memory_order_release);
+}
+
+/* llist_add: push at the head. */
+static void sr_llist_add(struct sr_node *n)
+{
+	struct sr_node *first = atomic_load_explicit(&srs.srs_next, memory_order_relaxed);
+
+	do {
+		atomic_store_explicit(&n->next, first, memory_order_relaxed);
+		/* seq_cst (a release at least): the node's fields before its
+		 * publication; pairs with the acquire loads of srs_next. */
+	} while (!atomic_compare_exchange_weak_explicit(&srs.srs_next, &first, n,
+							memory_order_seq_cst,
+							memory_order_relaxed));
+}
+
+/* Wake one waiter.  After the store the waiter may return and reuse its
+ * node's memory: only the address is used afterwards (futex wake). */
+static void rcu_sr_normal_complete(struct sr_node *n)
+{
+	/* Release: the GP's end before the waiter returns; pairs with the
+	 * acquire in rcu_sr_wait(). */
+	atomic_store_explicit(&n->done, 1, memory_order_release);
+	trcu_futex_wake(&n->done, 1);
+}
+
+/* Add a waiter (before its GP is requested: the GP that satisfies the
+ * request starts later, and its init covers this node). */
+void rcu_sr_normal_add_req(struct sr_node *n)
+{
+	atomic_store_explicit(&n->done, 0, memory_order_relaxed);
+	n->is_wait_head = false;
+	atomic_fetch_add_explicit(&srs.nr_waiting, 1, memory_order_seq_cst);
+	sr_llist_add(n);
+}
+
+/*
+ * Are there waiters still sleeping?  A count, not a look at the list: only
+ * the GP driver (under gp_mutex) may dereference list nodes, because a
+ * woken waiter's node (on its stack) is gone as soon as it returns.
+ */
+bool rcu_sr_waiters(void)
+{
+	return atomic_load_explicit(&srs.nr_waiting, memory_order_seq_cst) > 0;
+}
+
+/* Sleep until woken or timeout_ns (< 0: no limit); true once woken. */
+bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns)
+{
+	long deadline = timeout_ns < 0 ? 0 : trcu_now_ns() + timeout_ns;
+
+	while (!atomic_load_explicit(&n->done, memory_order_acquire)) {
+		long left = timeout_ns < 0 ? -1 : deadline - trcu_now_ns();
+
+		if (timeout_ns >= 0 && left <= 0)
+			return false;
+		trcu_futex_wait(&n->done, 0, left);
+	}
+	atomic_fetch_sub_explicit(&srs.nr_waiting, 1, memory_order_relaxed);
+	return true;
+}
+
+bool rcu_sr_done(struct sr_node *n)
+{
+	return atomic_load_explicit(&n->done, memory_order_acquire) != 0;
+}
+
+/*
+ * GP init (driver, gp_mutex held): cover every waiter added so far with a
+ * new wait head.  Returns false when waiters could not be covered because
+ * every wait head is still in use (the caller then asks for another GP, as
+ * the kernel's start_new_poll does).
+ */
+bool rcu_sr_normal_gp_init(void)
+{
+	/* Acquire: pairs with sr_llist_add(); the nodes' ->next are valid. */
+	struct sr_node *first = atomic_load_explicit(&srs.srs_next, memory_order_acquire);
+	struct sr_node *wh;
+
+	if (!first || rcu_sr_is_wait_head(first))
+		return true;   /* nobody new to cover */
+	wh = rcu_sr_get_wait_head();
+	if (!wh) {
+		atomic_fetch_add_explicit(&srs.n_no_head, 1, memory_order_relaxed);
+		return false;
+	}
+	sr_llist_add(wh);
+	srs.srs_wait_tail = wh;
+	return true;
+}
+
+/* The cleanup work: wake everything older than the done tail and recycle
+ * the wait heads found there. */
+static void rcu_sr_normal_gp_cleanup_work(struct trcu_work *work)
+{
+	/* Acquire: pairs with the release in rcu_sr_normal_gp_cleanup(): the
+	 * driver's direct wakes and unlinks are visible. */
+	struct sr_node *done = atomic_load_explicit(&srs.srs_done_tail, memory_order_acquire);
+	struct sr_node *n, *next;
+
+	if (!done)
+		return;
+	/* Detach the older part: only this work touches ->next of a done
+	 * tail (the driver moved on to a newer wait tail). */
+	n = atomic_exchange_explicit(&done->next, NULL, memory_order_acq_rel);
+	for (; n; n = next) {
+		next = atomic_load_explicit(&n->next, memory_order_acquire);
+		if (rcu_sr_is_wait_head(n)) {
+			rcu_sr_put_wait_head(n);
+			continue;
+		}
+		atomic_fetch_add_explicit(&srs.n_deferred, 1, memory_order_relaxed);
+		rcu_sr_normal_complete(n);
+	}
+	/* Release: our list changes before the driver's fast path may
+	 * recycle wait heads itself; pairs with its acquire load. */
+	atomic_fetch_sub_explicit(&srs.cleanups_pending, 1, memory_order_release);
+}
+
+/* Tests that drive the cleanup work by hand set this. */
+static bool srs_cleanup_inline_disabled;
+
+static struct trcu_workqueue *sr_sync_wq(void)
+{
+	struct trcu_workqueue *wq = atomic_load_explicit(&srs.sync_wq, memory_order_acquire);
+
+	if (wq)
+		return wq;
+	pthread_mutex_lock(&srs.wq_lock);
+	wq = atomic_load_explicit(&srs.sync_wq, memory_order_relaxed);
+	if (!wq) {
+		trcu_init_work(&srs.cleanup_work, rcu_sr_normal_gp_cleanup_work);
+		wq = trcu_alloc_workqueue("trcu_sync_wq", TRCU_WQ_MEM_RECLAIM | TRCU_WQ_UNBOUND, 0);
+		/* Release: the initialised work item before the pointer. */
+		if (wq)
+			atomic_store_explicit(&srs.sync_wq, wq, memory_order_release);
+	}
+	pthread_mutex_unlock(&srs.wq_lock);
+	return wq;
+}
+
+/*
+ * GP cleanup (driver, gp_mutex held, after gp_seq ended): wake a few of this
+ * GP's waiters directly, publish the done tail, hand the rest to the work.
+ */
+void rcu_sr_normal_gp_cleanup(void)
+{
+	struct sr_node *wait_tail = srs.srs_wait_tail, *n, *next;
+	struct trcu_workqueue *wq;
+	int done = 0;
+
+	if (!wait_tail)
+		return;
+	srs.srs_wait_tail = NULL;
+	for (n = atomic_load_explicit(&wait_tail->next, memory_order_acquire); n; n = next) {
+		if (rcu_sr_is_wait_head(n) || done == SR_MAX_USERS_WAKE_FROM_GP)
+			break;
+		next = atomic_load_explicit(&n->next, memory_order_acquire);
+		/* Unlink before waking: the woken waiter's node goes away. */
+		atomic_store_explicit(&wait_tail->next, next, memory_order_relaxed);
+		rcu_sr_normal_complete(n);
+		done++;
+	}
+	atomic_fetch_add_explicit(&srs.n_direct, done, memory_order_relaxed);
+	/*
+	 * Fast path (the kernel's): every waiter of this GP was woken, only
+	 * the previous wait head follows, and no cleanup work is in flight (so
+	 * that head's older part was already detached): recycle it here.
+	 * Acquire pairs with the release at the end of the cleanup work.
+	 */
+	n = atomic_load_explicit(&wait_tail->next, memory_order_acquire);
+	if (n && rcu_sr_is_wait_head(n) &&
+	    !atomic_load_explicit(&srs.cleanups_pending, memory_order_acquire)) {
+		atomic_store_explicit(&wait_tail->next, NULL, memory_order_relaxed);
+		rcu_sr_put_wait_head(n);
+	}
+	/* Release: pairs with the acquire in the cleanup work. */
+	atomic_store_explicit(&srs.srs_done_tail, wait_tail, memory_order_release);
+	if (!atomic_load_explicit(&wait_tail->next, memory_order_relaxed))
+		return;   /* nothing left for the work */
+	if (srs_cleanup_inline_disabled)
+		return;
+	atomic_fetch_add_explicit(&srs.cleanups_pending, 1, memory_order_relaxed);
+	wq = sr_sync_wq();
+	errno = 0;
+	if (wq && trcu_queue_work(wq, &srs.cleanup_work))
+		return;
+	if (wq && errno != ESHUTDOWN) {
+		/* Already pending: that run will see this done tail. */
+		atomic_fetch_sub_explicit(&srs.cleanups_pending, 1, memory_order_relaxed);
+		return;
+	}
+	/* No workqueue (allocation failed, or shut down at exit): clean up
+	 * here so that no waiter is left behind. */
+	atomic_fetch_add_explicit(&srs.n_inline, 1, memory_order_relaxed);
+	rcu_sr_normal_gp_cleanup_work(&srs.cleanup_work);
+}
+
+void rcu_sr_stats(struct trcu_stats *st)
+{
+	st->sr_woken_direct = atomic_load_explicit(&srs.n_direct, memory_order_relaxed);
+	st->sr_woken_deferred = atomic_load_explicit(&srs.n_deferred, memory_order_relaxed);
+	st->sr_no_wait_head = atomic_load_explicit(&srs.n_no_head, memory_order_relaxed);
+}

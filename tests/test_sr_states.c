@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seed-004 list, state by state (single-threaded, deterministic): the six
+ * states of the seed's illustration, and the race where the cleanup work
+ * sees an old or a new done tail.  src/sr_normal.c is included so that the
+ * cleanup work can be run at chosen points.
+ *
+ *  a. initial: waiters A1..A7 on the list
+ *  b. GP1 starts: wait head W1 pushed, wait tail = W1
+ *  c. GP1 ends: 5 waiters woken by the driver, done tail = W1, 2 left
+ *  d. new waiters B1..B3, GP2 starts: W2 pushed in front of them
+ *  e. GP2 ends: done tail = W2; the work runs now and sees W2 (case 2), or
+ *     it already ran between c and e and saw W1 (case 1)
+ *  f. cleanup done: every waiter woken exactly once, every wait head free
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "../src/sr_normal.c"
+#include "check.h"
+
+static struct sr_node A[7], B[3];
+
+static int woken(struct sr_node *v, int n)
+{
+	int c = 0;
+
+	for (int i = 0; i < n; i++)
+		c += rcu_sr_done(&v[i]);
+	return c;
+}
+
+static int heads_in_use(void)
+{
+	int c = 0;
+
+	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
+		c += atomic_load(&srs.wait_heads[i].inuse);
+	return c;
+}
+
+/* The work item, run here instead of on the workqueue. */
+static void run_work(void)
+{
+	atomic_fetch_add(&srs.cleanups_pending, 1);
+	rcu_sr_normal_gp_cleanup_work(&srs.cleanup_work);
+}
+
+static void scenario(int work_sees_old_tail)
+{
+	memset(A, 0, sizeof(A));
+	memset(B, 0, sizeof(B));
+	/* a */
+	for (int i = 0; i < 7; i++)
+		rcu_sr_normal_add_req(&A[i]);
+	CHECK(rcu_sr_waiters());
+	/* b */
+	CHECK(rcu_sr_normal_gp_init());
+	CHECK(srs.srs_wait_tail && srs.srs_wait_tail->is_wait_head);
+	CHECK(atomic_load(&srs.srs_next) == srs.srs_wait_tail);
+	CHECK_EQ(woken(A, 7), 0);        /* nobody before the GP ends */
+	struct sr_node *w1 = srs.srs_wait_tail;
+	/* c: the driver wakes the newest 5 (A6..A2), hands A1, A0 to the work.
+	 * Keep the workqueue out of it: pretend a work is already pending. */
+	atomic_store(&srs.cleanups_pending, 1);
+	atomic_store(&srs.sync_wq, (struct trcu_workqueue *)NULL);
+	srs_cleanup_inline_disabled = true;
+	rcu_sr_normal_gp_cleanup();
+	CHECK_EQ(woken(A, 7), 5);
+	for (int i = 2; i < 7; i++)
+		CHECK(rcu_sr_done(&A[i]));
+	CHECK(atomic_load(&srs.srs_done_tail) == w1);
+	if (work_sees_old_tail) {
+		/* case 1: the work runs between c and e and sees W1 */
+		run_work();
+		CHECK_EQ(woken(A, 7), 7);
+	}
+	/* d */
+	for (int i = 0; i < 3; i++)
+		rcu_sr_normal_add_req(&B[i]);
+	CHECK(rcu_sr_normal_gp_init());
+	struct sr_node *w2 = srs.srs_wait_tail;
+	CHECK(w2 != w1);
+	CHECK_EQ(woken(B, 3), 0);
+	/* e */
+	rcu_sr_normal_gp_cleanup();
+	CHECK_EQ(woken(B, 3), 3);        /* 3 <= 5: all woken by the driver */
+	CHECK(atomic_load(&srs.srs_done_tail) == w2);
+	/* case 2: the work sees only the new tail W2 and finds A1, A0 and W1
+	 * behind it; case 1: only W1 is left to recycle. */
+	run_work();
+	/* f */
+	CHECK_EQ(woken(A, 7), 7);
+	CHECK_EQ(woken(B, 3), 3);
+	CHECK_EQ(heads_in_use(), 1);     /* only W2, the newest, stays listed */
+	atomic_store(&srs.cleanups_pending, 0);
+}
+
+int main(void)
+{
+	scenario(0);
+	/* Reset the list between scenarios: W2 is the list's only node. */
+	srs.srs_next = NULL;
+	srs.srs_done_tail = NULL;
+	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
+		atomic_store(&srs.wait_heads[i].inuse, 0);
+	scenario(1);
+	/* Exhaustion: with every wait head in use, GP init says so. */
+	srs.srs_next = NULL;
+	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
+		atomic_store(&srs.wait_heads[i].inuse, 1);
+	memset(A, 0, sizeof(A));
+	rcu_sr_normal_add_req(&A[0]);
+	CHECK(!rcu_sr_normal_gp_init());
+	printf("test_sr_states: OK\n");
+	return 0;
+}
