@@ -318,11 +318,20 @@ static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invok
 	memset(p, 0, sizeof(*p));
 	p->lazy_only = true;
 	cur = rcu_gp_seq_current();
-	snap = rcu_gp_snap();
 	for (struct rcu_data *rdp = nocb_first(grp); rdp; rdp = rdp->next) {
 		nocb_flush_bypass(rdp);
 		if (barrier != grp->barrier_done)
 			nocb_entrain(rdp);
+	}
+	/*
+	 * The snapshot comes after the flush: a callback must wait for a GP
+	 * that starts after it was queued.  (Taken before the flush, a
+	 * callback queued during the pass could be given a GP that had
+	 * already started: TSan caught the wakeme path's free racing with a
+	 * reader.)  The fence in rcu_gp_snap() orders the flushes before it.
+	 */
+	snap = rcu_gp_snap();
+	for (struct rcu_data *rdp = nocb_first(grp); rdp; rdp = rdp->next) {
 		rcu_segcblist_advance(&rdp->cblist, cur);
 		rcu_segcblist_accelerate(&rdp->cblist, snap);
 		if (invoke && rcu_segcblist_ready_cbs(&rdp->cblist))
