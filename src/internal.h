@@ -185,6 +185,7 @@ struct rcu_state {
 	/* Per-GP driver state (under gp_mutex). */
 	struct trcu_reader *driver;      /* slot of the driving thread, or NULL */
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
+	_Atomic bool gp_root_done;       /* the root's qsmask emptied this GP */
 	bool expedited;                  /* this GP is driven without sleeps */
 	bool exp_at_init;                /* ... and counted in exp_seq */
 	bool sr_uncovered;               /* sr waiters left for a later GP */

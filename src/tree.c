@@ -146,7 +146,7 @@ static struct rcu_tree *rcu_tree(void)
 static void rcu_tree_reshape_locked(void)
 {
 	struct rcu_tree *old = rcu_tree(), *t;
-	int cap = 64;
+	int cap = (int)TUN(fanout_leaf);   /* one leaf (the root) to start with */
 
 	while (cap < rcu_state.slot_hwm)
 		cap *= 2;
@@ -212,6 +212,9 @@ static void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dir
 		pthread_mutex_lock(&rnp->lock);
 	}
 	if (!rnp->parent && !rnp->qsmask) {
+		/* Release: every report that emptied the tree before this
+		 * store; pairs with rcu_root_qs_done(). */
+		atomic_store_explicit(&rcu_state.gp_root_done, true, memory_order_release);
 		pthread_mutex_unlock(&rnp->lock);
 		rcu_gp_kick_driver();
 		return;
@@ -233,15 +236,12 @@ void rcu_report_qs_slot(int slot, bool dirty)
 	rcu_report_qs_rnp(1UL << (slot - leaf->grplo), leaf, dirty);
 }
 
+/* Has every quiescent state of this GP been reported?  The acquire load
+ * pairs with the release store in rcu_report_qs_rnp() made under the root's
+ * lock when its qsmask emptied. */
 static bool rcu_root_qs_done(void)
 {
-	struct rcu_node *root = rcu_get_root(rcu_tree());
-	bool done;
-
-	pthread_mutex_lock(&root->lock);
-	done = root->qsmask == 0;
-	pthread_mutex_unlock(&root->lock);
-	return done;
+	return atomic_load_explicit(&rcu_state.gp_root_done, memory_order_acquire);
 }
 
 /* ---- Grace-period start --------------------------------------------------------- */
@@ -275,6 +275,9 @@ static void rcu_gp_init_tree(unsigned long gps)
 				rnp->parent->qsmaskinit |= rnp->grpmask;
 		}
 	}
+	/* Nobody online: the GP is over as soon as it starts. */
+	atomic_store_explicit(&rcu_state.gp_root_done, t->nodes[0].qsmaskinit == 0,
+			      memory_order_relaxed);
 	for (int n = 0; n < t->nr_nodes; n++) {
 		struct rcu_node *rnp = &t->nodes[n];
 
@@ -477,14 +480,12 @@ static bool rcu_exp_pending(void)
 }
 
 /*
- * Sleep until the next `ticks` tick boundary, the root empties, or an
- * expedited request arrives.  A QSBR driver (the GP kthread) is offline
- * while it sleeps, as a CPU is idle while its GP kthread sleeps.
+ * Sleep until target_ns, until the root empties, or until an expedited
+ * request arrives.  A QSBR driver (the GP kthread) is offline while it
+ * sleeps, as a CPU is idle while its GP kthread sleeps.
  */
-static void rcu_gp_sleep(long ticks)
+static void rcu_gp_sleep_until(long target)
 {
-	long tick = TUN(tick_us) * 1000L;
-	long target = (trcu_now_ns() / tick + ticks) * tick;
 	struct trcu_reader *drv = rcu_state.driver;
 	bool was_online = drv && drv->depth_bias;
 
@@ -506,19 +507,44 @@ static void rcu_gp_sleep(long ticks)
 		trcu_internal_qsbr_online(drv);
 }
 
+/* Sleep until the tick boundary `ticks` ticks from now (jiffies-like). */
+static void rcu_gp_sleep(long ticks)
+{
+	long tick = TUN(tick_us) * 1000L;
+
+	rcu_gp_sleep_until((trcu_now_ns() / tick + ticks) * tick);
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+#define RCU_EXP_SLEEP_NS (50 * 1000L)
+
 /*
- * What to do after a scan left holdouts.  treercu profile: yield-spin for
- * fqs_spin_us rescanning, then ask the holdouts to report (->need_qs +
- * membarrier + rescan), then sleep until a tick or a report.  Kernel
- * profile: jiffies_till_next_fqs ticks between scans, holdouts asked too.
- * Expedited: ask at once and poll in short sleeps.
+ * What to do after a scan left holdouts.  For fqs_spin_us: pause briefly
+ * and rescan (a reader running on another CPU leaves its section within
+ * nanoseconds).  Not sched_yield(): on a machine whose CPUs are all busy
+ * that hands the CPU to a busy thread for a whole time slice while the
+ * holdout, preempted, cannot run (4 ms p50 with two busy readers on two
+ * CPUs).  Then ask the holdouts to report (->need_qs + membarrier + rescan)
+ * and sleep until a report empties the root or the next FQS tick.
+ * Expedited: the same, with short sleeps instead of ticks.
  */
 static void rcu_gp_holdout_wait(long spin_until_ns)
 {
 	if (rcu_exp_pending())
 		rcu_state.expedited = true;  /* an expedited caller joined */
-	if (!rcu_state.expedited && trcu_now_ns() < spin_until_ns) {
-		sched_yield();
+	if (trcu_now_ns() < spin_until_ns) {
+		for (int i = 0; i < 32; i++)
+			cpu_relax();
 		return;
 	}
 	if (rcu_fqs_scan(true)) {
@@ -527,11 +553,10 @@ static void rcu_gp_holdout_wait(long spin_until_ns)
 		trcu_gp_mb();
 		return;   /* the caller rescans at once */
 	}
-	if (rcu_state.expedited) {
-		sched_yield();
-		return;
-	}
-	rcu_gp_sleep(TUN(jiffies_till_next_fqs));
+	if (rcu_state.expedited)
+		rcu_gp_sleep_until(trcu_now_ns() + RCU_EXP_SLEEP_NS);
+	else
+		rcu_gp_sleep(TUN(jiffies_till_next_fqs));
 }
 
 static void rcu_gp_fqs_loop(void)
@@ -1014,7 +1039,9 @@ static void rcu_init_once(void)
 				  "rcu_read_lock/unlock)");
 	}
 #endif
-	atomic_store_explicit(&rcu_state.tree, rcu_tree_build(64, (int)TUN(fanout),
+	/* One node to start with; rebuilt at a GP start when more threads
+	 * register than it covers. */
+	atomic_store_explicit(&rcu_state.tree, rcu_tree_build((int)TUN(fanout_leaf), (int)TUN(fanout),
 							      (int)TUN(fanout_leaf)),
 			      memory_order_release);
 	if (!rcu_tree())
