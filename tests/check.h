@@ -6,12 +6,22 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+/* A failed check ends the process at once: exit() would run treercu's atexit
+ * shutdown while the test's other threads still call the library. */
+#define CHECK_FAIL_EXIT() \
+	do { \
+		fflush(stdout); \
+		fflush(stderr); \
+		_exit(1); \
+	} while (0)
 
 #define CHECK(cond) \
 	do { \
 		if (!(cond)) { \
 			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-			exit(1); \
+			CHECK_FAIL_EXIT(); \
 		} \
 	} while (0)
 
@@ -21,7 +31,7 @@
 		if (_a != _b) { \
 			fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", \
 				__FILE__, __LINE__, #a, _a, #b, _b); \
-			exit(1); \
+			CHECK_FAIL_EXIT(); \
 		} \
 	} while (0)
 

@@ -25,13 +25,24 @@ static void nop_fn(struct trcu_work *w)
 {
 }
 
-static atomic_int self_rc[3];
+static atomic_int self_rc[3], self_done;
 static struct trcu_workqueue *self_wq;
 static void self_fn(struct trcu_work *w)
 {
 	atomic_store(&self_rc[0], trcu_flush_workqueue(self_wq));
 	atomic_store(&self_rc[1], trcu_drain_workqueue(self_wq));
 	atomic_store(&self_rc[2], trcu_destroy_workqueue(self_wq));
+	atomic_store(&self_done, 1);
+}
+
+/* Wait (up to 10 s) for a counter another thread advances: a fixed sleep
+ * is not enough on a loaded machine, where that thread may not run at all
+ * during it. */
+static bool wait_positive(atomic_long *v)
+{
+	for (int i = 0; i < 10000 && atomic_load(v) <= 0; i++)
+		usleep(1000);
+	return atomic_load(v) > 0;
 }
 
 static atomic_int qstop;
@@ -142,7 +153,10 @@ int main(void)
 		TRCU_DECLARE_WORK(sw, self_fn);
 
 		CHECK(trcu_queue_work(wq, &sw));
-		CHECK(trcu_flush_work(&sw));
+		/* false only if it was idle: the item finished before the call
+		 * (a worker may run it before this thread gets the CPU back) */
+		CHECK(trcu_flush_work(&sw) || atomic_load(&self_done));
+		CHECK_EQ(atomic_load(&self_done), 1);
 		CHECK_EQ(atomic_load(&self_rc[0]), -EDEADLK);
 		CHECK_EQ(atomic_load(&self_rc[1]), -EDEADLK);
 		CHECK_EQ(atomic_load(&self_rc[2]), -EDEADLK);
@@ -151,12 +165,12 @@ int main(void)
 	/* destroy while another thread queues on it */
 	CHECK(!pthread_create(&th, NULL, queuer, wq));
 	usleep(20000);
+	CHECK(wait_positive(&q_ok));          /* the queuer got going */
 	CHECK_EQ(trcu_destroy_workqueue(wq), 0);
 	usleep(10000);
+	CHECK(wait_positive(&q_refused));     /* and has been refused since */
 	atomic_store(&qstop, 1);
 	pthread_join(th, NULL);
-	CHECK(atomic_load(&q_ok) > 0);
-	CHECK(atomic_load(&q_refused) > 0);
 	printf("  destroy while queueing: %ld queued before, %ld refused after (ESHUTDOWN)\n",
 	       atomic_load(&q_ok), atomic_load(&q_refused));
 	errno = 0;

@@ -8,11 +8,16 @@
  *  - trcu_flush_work() returns only after every instance queued before it
  *    finished;
  *  - trcu_cancel_work_sync() returns with the item neither pending nor
- *    running;
+ *    running, also when the item re-queues itself meanwhile (as in the
+ *    kernel, this holds "as long as there aren't racing enqueues": a
+ *    producer's attempt that lands after the call released PENDING queues
+ *    the item again, legitimately, so producers are held off the item
+ *    around a sync cancel, see canceller());
  *  - items re-queue themselves from their own function.
  * Time-bounded (TEST_MS per round), so it stays short under TSan.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +39,8 @@ struct item {
 	atomic_int running;
 	atomic_long runs, queued, cancelled;
 	atomic_int frozen;        /* a cancel_sync is in progress: do not queue */
+	atomic_int in_prod;       /* producers between their frozen check and the
+				     end of their queueing attempt */
 	atomic_int rearm;
 };
 
@@ -50,7 +57,10 @@ static void item_fn(struct trcu_work *w)
 		;
 	atomic_fetch_sub(&it->running, 1);
 	atomic_fetch_add(&it->runs, 1);
-	if (atomic_load(&it->rearm) > 0 && !atomic_load(&it->frozen)) {
+	/* Not held off by frozen: re-queueing from its own function while a
+	 * cancel_sync runs is covered by the guarantee (the cancel waits for
+	 * this function, and owns PENDING meanwhile). */
+	if (atomic_load(&it->rearm) > 0) {
 		atomic_fetch_sub(&it->rearm, 1);
 		if (trcu_queue_work(it->wq, w))
 			atomic_fetch_add(&it->queued, 1);
@@ -72,8 +82,19 @@ static void *producer(void *arg)
 	while (!atomic_load(&stop)) {
 		struct item *it = &items[rnd(&seed) % NITEMS];
 
-		if (atomic_load(&it->frozen))
+		/*
+		 * Dekker with canceller(): announce, then check frozen (both
+		 * seq_cst).  Either the canceller sees us in in_prod and waits
+		 * for our attempt to end, or we see frozen and stay away.
+		 * Checking frozen alone would leave a window: read frozen == 0,
+		 * be preempted through the whole cancel_sync, and queue the
+		 * item right after the cancel released PENDING.
+		 */
+		atomic_fetch_add(&it->in_prod, 1);
+		if (atomic_load(&it->frozen)) {
+			atomic_fetch_sub(&it->in_prod, 1);
 			continue;
+		}
 		if (rnd(&seed) % 16 == 0)
 			atomic_store(&it->rearm, 3);
 		if (trcu_queue_work_on((int)(rnd(&seed) % 3) - 1 < 0 ? -1 :
@@ -83,6 +104,7 @@ static void *producer(void *arg)
 		} else {
 			dup++;
 		}
+		atomic_fetch_sub(&it->in_prod, 1);
 	}
 	return (void *)(uintptr_t)(ok + dup);
 }
@@ -117,19 +139,34 @@ static void *canceller(void *arg)
 		bool sync = rnd(&seed) & 1;
 
 		pthread_mutex_lock(&it->mu);
-		atomic_store(&it->frozen, 1);
 		if (sync) {
+			long runs;
+
+			/* No racing enqueue from producers (see producer()); the
+			 * item's own re-queueing (item_fn) still races with the
+			 * cancel, and the flusher is kept out by it->mu. */
+			atomic_store(&it->frozen, 1);
+			while (atomic_load(&it->in_prod))
+				sched_yield();
 			if (trcu_cancel_work_sync(&it->work))
 				atomic_fetch_add(&it->cancelled, 1);
 			/* the guarantee: neither pending nor running now */
 			CHECK(!trcu_work_pending(&it->work));
 			CHECK_EQ(atomic_load(&it->running), 0);
+			/* ... and nothing left queued behind our back: it does
+			 * not run again while nobody queues it */
+			runs = atomic_load(&it->runs);
+			usleep(20);
+			CHECK(!trcu_work_pending(&it->work));
+			CHECK_EQ(atomic_load(&it->runs), runs);
+			atomic_store(&it->frozen, 0);
 		} else if (trcu_cancel_work(&it->work)) {
+			/* producers race with a plain cancel: no post-condition
+			 * but the final accounting */
 			atomic_fetch_add(&it->cancelled, 1);
 		}
-		atomic_store(&it->frozen, 0);
 		pthread_mutex_unlock(&it->mu);
-		usleep(50);
+		usleep(30);
 	}
 	return NULL;
 }
@@ -151,6 +188,7 @@ static void round_on(struct trcu_workqueue *a, struct trcu_workqueue *b, const c
 		atomic_store(&it->queued, 0);
 		atomic_store(&it->cancelled, 0);
 		atomic_store(&it->frozen, 0);
+		atomic_store(&it->in_prod, 0);
 		atomic_store(&it->rearm, 0);
 	}
 	atomic_store(&stop, 0);

@@ -17,7 +17,9 @@
  *  - trcu_flush_work() returns only after every instance queued before the
  *    call has finished executing;
  *  - trcu_cancel_work_sync() returns only when the item is neither pending
- *    nor running (unless the caller is the item's own function, see below);
+ *    nor running (unless the caller is the item's own function, see below),
+ *    even if the item re-queues itself meanwhile; as in the kernel this
+ *    holds as long as nobody else queues the item concurrently;
  *  - trcu_flush_workqueue() returns after every item queued before the call
  *    has finished; trcu_drain_workqueue() also waits for the items those
  *    items queue (chained work), refusing new work from outside meanwhile.
@@ -234,10 +236,16 @@ bool trcu_cancel_work(struct trcu_work *work);
 bool trcu_cancel_delayed_work(struct trcu_delayed_work *dwork);
 /*
  * Remove a pending instance and wait for a running one; on return the item
- * is neither pending nor running.  Queueing attempts during the call return
- * false.  Called from the item's own function it removes the pending
- * instance, does not wait (it would wait for itself), says so on stderr and
- * returns whether an instance was pending.
+ * is neither pending nor running.  Queueing attempts while the call holds
+ * the item return false; this covers the item re-queueing itself from its
+ * function (an instance it queued earlier is removed).  An attempt by
+ * another thread that races with the return (it lands after the call
+ * released PENDING) queues the item again, as in the kernel ("as long as
+ * there aren't racing enqueues"): keep other queuers off the item around
+ * the call if you rely on the post-condition.  Called from the item's own
+ * function it removes the pending instance, does not wait (it would wait
+ * for itself), says so on stderr and returns whether an instance was
+ * pending.
  */
 bool trcu_cancel_work_sync(struct trcu_work *work);
 bool trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dwork);
