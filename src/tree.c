@@ -363,6 +363,17 @@ static void rcu_gp_init(void)
 								  memory_order_relaxed));
 
 	atomic_store_explicit(&rcu_state.gp_dirty_flag, false, memory_order_relaxed);
+	/*
+	 * Seed 004: cover the synchronize_rcu() waiters added so far, *before*
+	 * gp_seq says this GP started.  Otherwise a caller could take its
+	 * cookie while gp_seq already reads "started" (cookie = the end of the
+	 * next GP), push its node, and be covered and woken by this GP: its
+	 * cookie would not be done when synchronize_rcu() returns (found by
+	 * torture rotating the paths).  The push (seq_cst CAS) is ordered
+	 * before the release store below; a caller that sees the GP started
+	 * pushes behind the wait head, i.e. waits for the next GP.
+	 */
+	rcu_state.sr_uncovered = !rcu_sr_normal_gp_init();
 	/* Release: pollers that see the GP in progress see what preceded it. */
 	atomic_store_explicit(&rcu_state.gp_seq, gps, memory_order_release);
 	rcu_state.exp_at_init = rcu_state.expedited;
@@ -373,8 +384,6 @@ static void rcu_gp_init(void)
 				      memory_order_release);
 	rcu_state.gp_start_ns = trcu_now_ns();
 	rcu_stall_reset();
-	/* Seed 004: cover the synchronize_rcu() waiters added so far. */
-	rcu_state.sr_uncovered = !rcu_sr_normal_gp_init();
 	rcu_gp_init_tree(gps);
 	/* Early report first: when it empties the tree (only the driver and
 	 * blocked waiters were online) the GP needs no membarrier at all. */
