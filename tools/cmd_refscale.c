@@ -216,6 +216,7 @@ int refscale_main(struct tool_opts *o, struct refscale_result *res)
 	printf("\nrefscale: ns per read-side lock/unlock pair; %ld interleaved repeats, "
 	       "%lu pairs per reader per run (~%.0f ms)\n",
 	       reps, c->nbatch * REFSCALE_BATCH, ms);
+	machine_note(&j);
 	run_interleaved(MAX_READERS * NVAR, (int)reps, rs_variant, c, "refscale",
 			MAX_READERS * NVAR * (double)reps * ms / 1000 * 1.5);
 	json_str(&j, "command", "refscale");

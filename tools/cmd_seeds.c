@@ -218,6 +218,7 @@ int seed000_main(struct tool_opts *o, struct seed000_result *res)
 	printf("\nseeds 000: %ld synchronize_rcu() calls per run, %ld runs per setting, "
 	       "runs of the three settings interleaved; %ld idle registered threads\n",
 	       c->calls, runs, idle);
+	machine_note(&j);
 	s0_idle_threads(&id, tid, idle, false);
 	trcu_register_thread();
 	run_interleaved(NPHASE, (int)runs, s0_variant, c, "seeds 000",
@@ -244,7 +245,11 @@ int cmd_seeds(struct tool_opts *o)
 		return seed000_main(&sub, &r);
 	if (!strcmp(id, "001"))
 		return seeds_001(&sub);
-	if (!strcmp(id, "002") || !strcmp(id, "003") || !strcmp(id, "004")) {
+	if (!strcmp(id, "003"))
+		return seeds_003(&sub);
+	if (!strcmp(id, "004"))
+		return seeds_004(&sub);
+	if (!strcmp(id, "002")) {
 		printf("seeds %s: not yet implemented (issue 5)\n", id);
 		return 2;
 	}
@@ -354,6 +359,7 @@ int cmd_quick(struct tool_opts *o)
 	}
 	if (json_open(&j, o->json))
 		return 1;
+	machine_note(&j);
 	seed000_main(&q, &s0);
 	refscale_main(&q, &rs);
 	scale_main(&q, &sc);

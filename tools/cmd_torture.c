@@ -13,7 +13,22 @@
  * reader held it: failure.  Fake writers run every grace-period primitive
  * concurrently and check its cookie afterwards.  `--busted 1` (rcutorture's
  * torture_type=busted) makes the writer skip its grace periods, to show
- * that the checks fire.
+ * that the checks fire; `--busted 2` runs the callback writers' callbacks at
+ * once, without a grace period.
+ *
+ * Callbacks (rcutorture's deferred-free writers, rcu_barrier test and
+ * fwd_prog): callback writers publish malloc'd elements in their own slots
+ * (readers read those too) and retire the replaced ones with call_rcu(),
+ * call_rcu_hurry() (the callback re-queues the element once per pipe stage,
+ * checking that the element was removed and that the cookie taken at the
+ * call_rcu() has completed, then poisons it) or rcu_free().  A barrier
+ * thread queues N counting callbacks (lazy now and then), calls
+ * rcu_barrier() and checks that all N ran and that every callback queued
+ * before it ran.  A flood thread floods call_rcu() for a few seconds, parks
+ * every other grace-period requester, and checks that its callbacks are all
+ * invoked within --fwd-max-gps grace periods after the flood ended and that
+ * cb_max_pending bounded it.  --sync-path 0|1|2|all picks the
+ * synchronize_rcu() path (normal_wake_from_gp); "all" rotates it every 100 ms.
  */
 #define _GNU_SOURCE   /* pthread_timedjoin_np */
 #include <pthread.h>
@@ -45,14 +60,23 @@ static const char *const gp_name[GP_NTYPES] = {
 	"sync", "cond", "poll", "cond_full", "poll_full", "exp", "completed",
 };
 
-enum { E_MB, E_POISON, E_REUSE, E_COOKIE, E_GPCHECK, E_STALL, E_THREAD, E_NTYPES };
+enum {
+	E_MB, E_POISON, E_REUSE, E_COOKIE, E_GPCHECK, E_STALL, E_THREAD,
+	E_CB, E_BARRIER, E_FWD, E_NTYPES
+};
 static const char *const err_name[E_NTYPES] = {
 	"mbtest", "poison", "reuse", "gp_during_read", "gp_cookie", "stall", "thread",
+	"callback", "barrier", "fwd_prog",
 };
+
+#define NPATH 3                     /* normal_wake_from_gp values */
+static const char *const path_name[NPATH] = { "wakeme", "waiter_list", "gp_futex" };
 
 static struct {
 	long readers, qsbr_readers, fakewriters, churners;
 	long busted;                     /* writer skips its grace periods */
+	long sync_path;                  /* normal_wake_from_gp; -1: rotate */
+	_Atomic unsigned long sync_calls[NPATH];
 	int stop;
 	struct elem pool[POOL];
 	struct elem *current;
@@ -63,6 +87,42 @@ static struct {
 	uint64_t wcount[PIPE_LEN + 1];   /* Free-Block Circulation (writer only) */
 	unsigned long freelist_empty;
 } tt = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Callback writers, rcu_barrier() thread, call_rcu() flood (fwd_prog). */
+#define MAX_CBW 4
+#define CB_INFLIGHT 2048            /* callback-writer elements not yet retired */
+#define RING 1024                   /* poisoned elements kept before free() */
+enum { CB_CALL, CB_HURRY, CB_FREE, CB_NKINDS };
+static const char *const cb_kind_name[CB_NKINDS] = { "call_rcu", "call_rcu_hurry", "rcu_free" };
+
+struct cbelem {
+	struct elem e;                   /* first: free() overwrites ->magic */
+	struct rcu_head rh;
+	unsigned long cookie;            /* get_state_synchronize_rcu() at call_rcu() */
+	_Atomic int removed;             /* set before the first call_rcu() */
+	int kind;
+	struct cbelem *deferred_next;    /* on cbt.deferred during fwd_prog's drain */
+};
+
+static struct {
+	long writers, barrier, fwd, fwd_max_gps;
+	double fwd_s, fwd_gap_s;
+	struct elem *slot[MAX_CBW];      /* published callback-writer elements */
+	_Atomic long inflight;
+	_Atomic unsigned long queued, invoked, updates, kinds[CB_NKINDS];
+	_Atomic unsigned long barriers, lazy_barriers, barrier_cbs;
+	pthread_mutex_t ring_lock;       /* protects ring[] and ring_head */
+	struct cbelem *ring[RING];
+	unsigned int ring_head;
+	struct cbelem *deferred;         /* under ring_lock: stages held back */
+	_Atomic int quiet, parked;       /* fwd_prog: grace-period requesters park */
+	int requesters;
+	_Atomic unsigned long fwd_invoked, fwd_last_gp;
+	unsigned long fwd_rounds, fwd_cbs, fwd_max_gps_seen, fwd_peak;
+	unsigned long fwd_pushback;
+	double fwd_max_drain_ms;
+	long cb_max_pending;
+} cbt = { .ring_lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct rd {
 	bool qsbr;
@@ -151,6 +211,16 @@ static bool cookie_done(struct read_cookie *k)
 	return k->full ? poll_state_synchronize_rcu_full(&k->fc) : poll_state_synchronize_rcu(k->c);
 }
 
+/* The synchronous writer's element, or (half the time) a callback writer's. */
+static struct elem *read_pick(struct rd *r)
+{
+	unsigned int x = rnd(&r->rng);
+
+	if (cbt.writers && (x & 1))
+		return rcu_dereference(cbt.slot[(x >> 1) % (unsigned int)cbt.writers]);
+	return rcu_dereference(tt.current);
+}
+
 static void one_read(struct rd *r)
 {
 	unsigned long started, completed, seq;
@@ -161,7 +231,7 @@ static void one_read(struct rd *r)
 	rcu_read_lock();
 	started = trcu_gp_seq();
 	cookie_take(&k, r->reads & 1);
-	p = rcu_dereference(tt.current);
+	p = read_pick(r);
 	if (!p) {
 		rcu_read_unlock();
 		return;
@@ -282,6 +352,19 @@ static void poll_wait(unsigned long c, struct trcu_gp_oldstate *fc, unsigned int
 	}
 }
 
+/* synchronize_rcu(), counted under the path in force when it was called. */
+static long sync_counted(void)
+{
+	long path = 2;
+
+	trcu_get_tunable("normal_wake_from_gp", &path);
+	if (path < 0 || path >= NPATH)
+		path = NPATH - 1;
+	atomic_fetch_add(&tt.sync_calls[path], 1);
+	synchronize_rcu();
+	return path;
+}
+
 /*
  * Wait for a grace period of the given type, then check the cookies taken
  * before it.  The full cookie is taken first, so the normal one is at least
@@ -293,12 +376,14 @@ static void wait_gp(int type, unsigned int *rng)
 	struct trcu_gp_oldstate fc;
 	unsigned long c;
 	bool norm = true;
+	long path = -1;
 
+	trcu_get_tunable("normal_wake_from_gp", &path);   /* for the message below */
 	get_state_synchronize_rcu_full(&fc);
 	c = get_state_synchronize_rcu();
 	switch (type) {
 	case GP_SYNC:
-		synchronize_rcu();
+		path = sync_counted();
 		break;
 	case GP_COND:
 		cond_synchronize_rcu(c);
@@ -325,8 +410,13 @@ static void wait_gp(int type, unsigned int *rng)
 		get_completed_synchronize_rcu_full(&fc);
 		break;
 	}
-	if ((norm && !poll_state_synchronize_rcu(c)) || !poll_state_synchronize_rcu_full(&fc))
+	if ((norm && !poll_state_synchronize_rcu(c)) || !poll_state_synchronize_rcu_full(&fc)) {
+		fprintf(stderr, "torture: %s grace period returned with its cookie not "
+			"complete (sync path %ld; normal %d, full %d; gp_seq now %lu, cookie %lu)\n",
+			gp_name[type], path, norm ? poll_state_synchronize_rcu(c) : -1,
+			poll_state_synchronize_rcu_full(&fc), trcu_gp_seq(), c);
 		fail(E_GPCHECK);
+	}
 	atomic_fetch_add(&tt.gp_types[type], 1);
 }
 
@@ -370,13 +460,29 @@ static void pipe_update(struct elem **removed, int *nremoved, struct elem *old)
 	*nremoved = n;
 }
 
-static void publish(struct elem *rp, unsigned long seq)
+static void elem_init(struct elem *rp, unsigned long seq)
 {
 	atomic_store_explicit(&rp->pipe_count, 0, memory_order_relaxed);
 	atomic_store_explicit(&rp->seq, seq, memory_order_relaxed);
 	atomic_store_explicit(&rp->seq_check, ~seq, memory_order_relaxed);
 	atomic_store_explicit(&rp->magic, ELEM_MAGIC, memory_order_relaxed);
+}
+
+static void publish(struct elem *rp, unsigned long seq)
+{
+	elem_init(rp, seq);
 	rcu_assign_pointer(tt.current, rp);    /* release: fields before pointer */
+}
+
+/* fwd_prog's quiet phase: every grace-period requester waits here. */
+static void park_if_quiet(void)
+{
+	if (!atomic_load(&cbt.quiet))
+		return;
+	atomic_fetch_add(&cbt.parked, 1);
+	while (atomic_load(&cbt.quiet) && !stopping())
+		usleep(200);
+	atomic_fetch_sub(&cbt.parked, 1);
 }
 
 static void *writer_fn(void *arg)
@@ -388,9 +494,12 @@ static void *writer_fn(void *arg)
 
 	trcu_register_thread();
 	while (!stopping()) {
-		struct elem *rp = pool_alloc(), *old = tt.current;
+		struct elem *rp, *old;
 		int pc;
 
+		park_if_quiet();
+		rp = pool_alloc();
+		old = tt.current;
 		if (!rp) {
 			tt.freelist_empty++;
 			sched_yield();
@@ -401,7 +510,7 @@ static void *writer_fn(void *arg)
 			pc = atomic_load_explicit(&old->pipe_count, memory_order_relaxed);
 			tt.wcount[pc > PIPE_LEN ? PIPE_LEN : pc]++;
 			atomic_store_explicit(&old->pipe_count, pc + 1, memory_order_relaxed);
-			if (!tt.busted)              /* every type but completed */
+			if (tt.busted != 1)          /* every type but completed */
 				wait_gp((int)(seq % (GP_NTYPES - 1)), &rng);
 			pipe_update(removed, &nremoved, old);
 		}
@@ -417,11 +526,400 @@ static void *fakewriter_fn(void *arg)
 
 	trcu_register_thread();
 	while (!stopping()) {
+		park_if_quiet();
 		wait_gp((int)(rnd(&rng) % GP_NTYPES), &rng);
 		usleep(rnd(&rng) % 1000);
 	}
 	trcu_unregister_thread();
 	return NULL;
+}
+
+/* ---- Callback writers ---------------------------------------------------- */
+
+/* End of an element's pipe: poison it and keep it a while before free(). */
+static void ring_put(struct cbelem *ce)
+{
+	struct cbelem *old;
+
+	atomic_store_explicit(&ce->e.magic, ELEM_POISON, memory_order_relaxed);
+	atomic_store_explicit(&ce->e.seq_check, ELEM_POISON, memory_order_relaxed);
+	pthread_mutex_lock(&cbt.ring_lock);
+	old = cbt.ring[cbt.ring_head];
+	cbt.ring[cbt.ring_head] = ce;
+	cbt.ring_head = (cbt.ring_head + 1) % RING;
+	pthread_mutex_unlock(&cbt.ring_lock);
+	free(old);
+	atomic_fetch_sub(&cbt.inflight, 1);
+}
+
+static void cb_stage(struct rcu_head *rh);
+
+/* fwd_prog's drain: the next stage waits (no grace-period demand but the
+ * flood's); the callback writer re-queues it afterwards. */
+static void cb_defer(struct cbelem *ce)
+{
+	pthread_mutex_lock(&cbt.ring_lock);
+	ce->deferred_next = cbt.deferred;
+	cbt.deferred = ce;
+	pthread_mutex_unlock(&cbt.ring_lock);
+}
+
+/* A callback that ran before its element's grace period: say how early. */
+static void cb_early(struct cbelem *ce)
+{
+	static _Atomic int reported;
+	unsigned long now = trcu_gp_seq();
+
+	fail(E_CB);
+	if (atomic_fetch_add(&reported, 1) >= 5)
+		return;
+	usleep(1000);
+	fprintf(stderr, "torture: %s callback ran early: removed %d, pipe stage %d, cookie %lu, "
+		"gp_seq %lu when it ran (%lu 1 ms later, cookie %s then)\n",
+		cb_kind_name[ce->kind], atomic_load(&ce->removed),
+		atomic_load(&ce->e.pipe_count), ce->cookie, now, trcu_gp_seq(),
+		poll_state_synchronize_rcu(ce->cookie) ? "complete" : "still not complete");
+}
+
+static void cb_queue(struct cbelem *ce)
+{
+	ce->cookie = get_state_synchronize_rcu();
+	if (tt.busted == 2) {                  /* --busted 2: no grace period at all */
+		atomic_fetch_add(&cbt.queued, 1);
+		cb_stage(&ce->rh);
+		return;
+	}
+	if (ce->kind == CB_HURRY)
+		call_rcu_hurry(&ce->rh, cb_stage);
+	else
+		call_rcu(&ce->rh, cb_stage);
+	/* After the call: rcu_barrier() waits for every call counted here. */
+	atomic_fetch_add(&cbt.queued, 1);
+}
+
+/*
+ * rcu_torture_cb(): one pipe stage per grace period.  The element must have
+ * been removed before it was queued, and a whole grace period must have
+ * passed since (its cookie): a callback run early fails here, and readers
+ * that still hold it see the pipe count pass 1 or the poison.
+ */
+static void cb_stage(struct rcu_head *rh)
+{
+	struct cbelem *ce = (struct cbelem *)((char *)rh - offsetof(struct cbelem, rh));
+	int pc;
+
+	atomic_fetch_add(&cbt.invoked, 1);
+	if (!atomic_load_explicit(&ce->removed, memory_order_relaxed) ||
+	    !poll_state_synchronize_rcu(ce->cookie))
+		cb_early(ce);
+	pc = atomic_load_explicit(&ce->e.pipe_count, memory_order_relaxed) + 1;
+	atomic_store_explicit(&ce->e.pipe_count, pc, memory_order_relaxed);
+	if (pc >= PIPE_LEN)
+		ring_put(ce);
+	else if (atomic_load(&cbt.quiet))
+		cb_defer(ce);
+	else
+		cb_queue(ce);
+}
+
+/* Re-queue the stages held back during fwd_prog's drain. */
+static void cb_requeue_deferred(void)
+{
+	struct cbelem *ce;
+
+	pthread_mutex_lock(&cbt.ring_lock);
+	ce = cbt.deferred;
+	cbt.deferred = NULL;
+	pthread_mutex_unlock(&cbt.ring_lock);
+	while (ce) {
+		struct cbelem *next = ce->deferred_next;
+
+		cb_queue(ce);
+		ce = next;
+	}
+}
+
+static void cb_retire(struct cbelem *ce, unsigned int x)
+{
+	ce->kind = (int)(x % CB_NKINDS);
+	atomic_fetch_add(&cbt.kinds[ce->kind], 1);
+	atomic_store_explicit(&ce->e.pipe_count, 1, memory_order_relaxed);
+	atomic_store_explicit(&ce->removed, 1, memory_order_relaxed);
+	if (ce->kind != CB_FREE) {
+		cb_queue(ce);
+		return;
+	}
+	rcu_free(ce);                          /* free() after one grace period */
+	atomic_fetch_sub(&cbt.inflight, 1);
+}
+
+static void *cbwriter_fn(void *arg)
+{
+	long idx = (long)(uintptr_t)arg;
+	unsigned int rng = 0x2545f491u + (unsigned int)idx * 40503u;
+	unsigned long seq = 0;
+
+	trcu_register_thread();
+	while (!stopping()) {
+		struct cbelem *ce, *old;
+
+		park_if_quiet();
+		cb_requeue_deferred();
+		if (atomic_load(&cbt.inflight) >= CB_INFLIGHT) {
+			usleep(100);
+			continue;
+		}
+		ce = calloc(1, sizeof(*ce));
+		if (!ce) {
+			fail(E_THREAD);
+			break;
+		}
+		atomic_fetch_add(&cbt.inflight, 1);
+		elem_init(&ce->e, ++seq);
+		old = (struct cbelem *)rcu_xchg_pointer(cbt.slot[idx], &ce->e);
+		if (old)
+			cb_retire(old, rnd(&rng));
+		atomic_fetch_add(&cbt.updates, 1);
+		if (rnd(&rng) % 16 == 0)
+			usleep(rnd(&rng) % 200);
+	}
+	trcu_unregister_thread();
+	return NULL;
+}
+
+/* ---- rcu_barrier() --------------------------------------------------------- */
+
+static _Atomic unsigned long bar_count;
+
+static void bar_cb(struct rcu_head *rh)
+{
+	(void)rh;
+	atomic_fetch_add_explicit(&bar_count, 1, memory_order_relaxed);
+}
+
+/* Queue n counting callbacks (lazy now and then), rcu_barrier(), check. */
+static void barrier_round(unsigned int *rng)
+{
+	unsigned long n = 1 + rnd(rng) % 1000, q;
+	bool lazy = rnd(rng) % 4 == 0;
+	struct rcu_head *h = malloc(n * sizeof(*h));
+
+	if (!h) {
+		fail(E_THREAD);
+		return;
+	}
+	atomic_store(&bar_count, 0);
+	if (lazy)
+		trcu_set_tunable("lazy", 1);
+	for (unsigned long i = 0; i < n; i++) {
+		if (i % 2)
+			call_rcu(&h[i], bar_cb);
+		else
+			call_rcu_hurry(&h[i], bar_cb);
+	}
+	q = atomic_load(&cbt.queued);          /* other threads' callbacks, queued before */
+	rcu_barrier();
+	if (lazy)
+		trcu_set_tunable("lazy", 0);
+	if (atomic_load(&bar_count) != n || atomic_load(&cbt.invoked) < q) {
+		fprintf(stderr, "torture: rcu_barrier() returned with %lu of %lu callbacks run "
+			"(others: %lu of %lu)\n", atomic_load(&bar_count), n,
+			atomic_load(&cbt.invoked), q);
+		fail(E_BARRIER);
+	}
+	free(h);
+	atomic_fetch_add(&cbt.barriers, 1);
+	atomic_fetch_add(&cbt.lazy_barriers, lazy);
+	atomic_fetch_add(&cbt.barrier_cbs, n);
+}
+
+static void *barrier_fn(void *arg)
+{
+	unsigned int rng = 0x51ed270bu;
+
+	(void)arg;
+	trcu_register_thread();
+	while (!stopping()) {
+		park_if_quiet();
+		barrier_round(&rng);
+		usleep(rnd(&rng) % 2000);
+	}
+	trcu_unregister_thread();
+	return NULL;
+}
+
+/* ---- call_rcu() flood (fwd_prog) -------------------------------------------- */
+
+struct fwdcb {
+	struct rcu_head rh;
+	char pad[48];                    /* a 64-byte object */
+};
+
+static void fwd_cb(struct rcu_head *rh)
+{
+	atomic_store_explicit(&cbt.fwd_last_gp, trcu_gp_seq(), memory_order_relaxed);
+	atomic_fetch_add(&cbt.fwd_invoked, 1);
+	free(rh);
+}
+
+/* Flood until the deadline, then on until every other requester parked. */
+static unsigned long fwd_flood(double secs, unsigned long *peak)
+{
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	unsigned long n = 0;
+	bool quiet = false;
+
+	while (!stopping()) {
+		struct fwdcb *f;
+		unsigned long pend;
+
+		if (!quiet && now_ns() >= end) {
+			atomic_store(&cbt.quiet, 1);
+			quiet = true;
+		}
+		if (quiet && (atomic_load(&cbt.parked) >= cbt.requesters ||
+			      now_ns() - end > 10000000000ull))
+			break;
+		f = malloc(sizeof(*f));
+		if (!f) {
+			fail(E_THREAD);
+			break;
+		}
+		call_rcu(&f->rh, fwd_cb);
+		n++;
+		pend = n - atomic_load_explicit(&cbt.fwd_invoked, memory_order_relaxed);
+		if (pend > *peak)
+			*peak = pend;
+	}
+	return n;
+}
+
+/* Grace periods from gp_end until the last flood callback ran (0 if before). */
+static unsigned long fwd_gps(unsigned long gp_end)
+{
+	unsigned long last = atomic_load(&cbt.fwd_last_gp);
+
+	if ((long)(last - gp_end) <= 0)
+		return 0;
+	return seq_diff(last, gp_end);
+}
+
+static void fwd_check(unsigned long n, unsigned long peak, unsigned long gps, double drain_ms)
+{
+	unsigned long inv = atomic_load(&cbt.fwd_invoked);
+
+	if (inv != n)
+		fprintf(stderr, "torture: fwd_prog: %lu of %lu flood callbacks invoked after "
+			"rcu_barrier()\n", inv, n);
+	if (gps > (unsigned long)cbt.fwd_max_gps)
+		fprintf(stderr, "torture: fwd_prog: %lu grace periods after the flood ended "
+			"before its last callback ran (limit %ld)\n", gps, cbt.fwd_max_gps);
+	if (peak > (unsigned long)cbt.cb_max_pending + 64)
+		fprintf(stderr, "torture: fwd_prog: %lu callbacks pending, above cb_max_pending "
+			"%ld\n", peak, cbt.cb_max_pending);
+	if (inv != n || gps > (unsigned long)cbt.fwd_max_gps ||
+	    peak > (unsigned long)cbt.cb_max_pending + 64)
+		fail(E_FWD);
+	cbt.fwd_rounds++;
+	cbt.fwd_cbs += n;
+	if (gps > cbt.fwd_max_gps_seen)
+		cbt.fwd_max_gps_seen = gps;
+	if (peak > cbt.fwd_peak)
+		cbt.fwd_peak = peak;
+	if (drain_ms > cbt.fwd_max_drain_ms)
+		cbt.fwd_max_drain_ms = drain_ms;
+}
+
+/*
+ * rcu_torture_fwd_prog_cr(): flood, then with every other grace-period
+ * requester parked, count the grace periods until the last callback ran.
+ */
+static void fwd_round(void)
+{
+	unsigned long peak = 0, n, gp_end;
+	struct trcu_stats st0, st1;
+	uint64_t t_end;
+	double drain_ms;
+
+	atomic_store(&cbt.fwd_invoked, 0);
+	atomic_store(&cbt.fwd_last_gp, trcu_gp_seq());
+	trcu_get_stats(&st0);
+	n = fwd_flood(cbt.fwd_s, &peak);
+	gp_end = trcu_gp_seq();
+	t_end = now_ns();
+	while (atomic_load(&cbt.fwd_invoked) < n && now_ns() - t_end < 30000000000ull)
+		usleep(100);
+	drain_ms = (double)(now_ns() - t_end) / 1e6;
+	rcu_barrier();
+	atomic_store(&cbt.quiet, 0);
+	trcu_get_stats(&st1);
+	cbt.fwd_pushback += (unsigned long)(st1.cbs_pushback - st0.cbs_pushback);
+	fwd_check(n, peak, fwd_gps(gp_end), drain_ms);
+}
+
+/* Sleeps s seconds; false if the run stops meanwhile. */
+static bool nap(double s)
+{
+	uint64_t end = now_ns() + (uint64_t)(s * 1e9);
+
+	while (now_ns() < end) {
+		if (stopping())
+			return false;
+		usleep(10000);
+	}
+	return !stopping();
+}
+
+static void *fwd_fn(void *arg)
+{
+	(void)arg;
+	trcu_register_thread();
+	while (nap(cbt.fwd_gap_s))
+		fwd_round();
+	trcu_unregister_thread();
+	return NULL;
+}
+
+/* After the run: every callback ran, every rcu_free() pointer was freed.
+ * Pipe-stage callbacks re-queue themselves, so a barrier may find new ones:
+ * repeat (a pipe has PIPE_LEN stages). */
+static void cb_final_check(void)
+{
+	struct trcu_stats st;
+
+	for (int i = 0; i <= PIPE_LEN + 1; i++) {
+		cb_requeue_deferred();
+		rcu_barrier();
+		if (atomic_load(&cbt.queued) == atomic_load(&cbt.invoked))
+			break;
+	}
+	trcu_get_stats(&st);
+	if (atomic_load(&cbt.queued) != atomic_load(&cbt.invoked) ||
+	    st.frees_done != st.frees_queued) {
+		fprintf(stderr, "torture: after rcu_barrier(): callbacks %lu queued, %lu run; "
+			"rcu_free() %ld queued, %ld freed\n", atomic_load(&cbt.queued),
+			atomic_load(&cbt.invoked), st.frees_queued, st.frees_done);
+		fail(E_CB);
+	}
+}
+
+static void cb_cleanup(void)
+{
+	for (int i = 0; i < MAX_CBW; i++) {
+		free(cbt.slot[i]);             /* struct elem first: same pointer */
+		cbt.slot[i] = NULL;
+	}
+	for (int i = 0; i < RING; i++) {
+		free(cbt.ring[i]);
+		cbt.ring[i] = NULL;
+	}
+}
+
+/* normal_wake_from_gp for --sync-path all: rotate 0, 1, 2. */
+static void rotate_path(uint64_t elapsed_ns)
+{
+	if (tt.sync_path < 0)
+		trcu_set_tunable("normal_wake_from_gp", (long)(elapsed_ns / 100000000u % NPATH));
 }
 
 /* ---- Driver ------------------------------------------------------------- */
@@ -451,9 +949,17 @@ static void start_all(struct tt_threads *th)
 		th->rd[i].rng = 0x12345u + (unsigned int)i * 7919u;
 		spawn(th, i < tt.readers + tt.qsbr_readers ? reader_fn : churn_fn, &th->rd[i]);
 	}
+	/* Everything that requests grace periods parks in fwd_prog's drain. */
+	cbt.requesters = 1 + (int)tt.fakewriters + (int)cbt.writers + (cbt.barrier ? 1 : 0);
 	spawn(th, writer_fn, NULL);
 	for (long i = 0; i < tt.fakewriters; i++)
 		spawn(th, fakewriter_fn, (void *)(uintptr_t)(i + 1));
+	for (long i = 0; i < cbt.writers; i++)
+		spawn(th, cbwriter_fn, (void *)(uintptr_t)i);
+	if (cbt.barrier)
+		spawn(th, barrier_fn, NULL);
+	if (cbt.fwd)
+		spawn(th, fwd_fn, NULL);
 }
 
 /* Wait out the run; false if the writer stopped making progress. */
@@ -468,6 +974,7 @@ static bool run_for(double duration, double stall_s)
 		unsigned long u = atomic_load(&tt.updates);
 
 		sleep_ns(50000000);
+		rotate_path(now_ns() - t0);
 		if (u != last) {
 			last = u;
 			last_t = now_ns();
@@ -518,11 +1025,30 @@ static void print_hist(const char *name, const uint64_t *h)
 	printf("\n");
 }
 
+static void cb_report(void)
+{
+	printf("callback writers %ld: %lu updates; retired by", cbt.writers,
+	       atomic_load(&cbt.updates));
+	for (int k = 0; k < CB_NKINDS; k++)
+		printf(" %s %lu", cb_kind_name[k], atomic_load(&cbt.kinds[k]));
+	printf("; pipe-stage callbacks queued %lu, run %lu\n", atomic_load(&cbt.queued),
+	       atomic_load(&cbt.invoked));
+	printf("rcu_barrier: %lu rounds (%lu with lazy=1), %lu counted callbacks\n",
+	       atomic_load(&cbt.barriers), atomic_load(&cbt.lazy_barriers),
+	       atomic_load(&cbt.barrier_cbs));
+	printf("fwd_prog: %lu floods of %.1f s, %lu callbacks, peak pending %lu "
+	       "(cb_max_pending %ld), %lu push-backs, max drain %.1f ms, max GPs after the "
+	       "flood ended %lu (limit %ld)\n", cbt.fwd_rounds, cbt.fwd_s, cbt.fwd_cbs,
+	       cbt.fwd_peak, cbt.cb_max_pending, cbt.fwd_pushback, cbt.fwd_max_drain_ms,
+	       cbt.fwd_max_gps_seen, cbt.fwd_max_gps);
+}
+
 static void report(double duration, unsigned long failures, const struct trcu_stats *st)
 {
 	printf("\ntorture: %.1f s, %ld readers, %ld QSBR readers, %ld churn threads, "
 	       "1 writer, %ld fake writers%s\n", duration, tt.readers, tt.qsbr_readers,
-	       tt.churners, tt.fakewriters, tt.busted ? " (BUSTED: writer skips GPs)" : "");
+	       tt.churners, tt.fakewriters, tt.busted == 1 ? " (BUSTED: writer skips GPs)" :
+	       tt.busted == 2 ? " (BUSTED: callbacks run at once)" : "");
 	printf("ver: %lu tfle: %lu nt: %llu churn: %lu", atomic_load(&tt.updates),
 	       tt.freelist_empty, (unsigned long long)tt.reads, atomic_load(&tt.churns));
 	for (int e = 0; e < E_NTYPES; e++)
@@ -534,10 +1060,48 @@ static void report(double duration, unsigned long failures, const struct trcu_st
 	printf("GP types:");
 	for (int g = 0; g < GP_NTYPES; g++)
 		printf(" %s %lu", gp_name[g], atomic_load(&tt.gp_types[g]));
-	printf("\ntreercu: gp_completed %lu (caller-driven %lu, kthread %lu) fqs_scans %lu "
+	printf("\nsynchronize_rcu() paths (normal_wake_from_gp %s):", tt.sync_path < 0 ?
+	       "rotated every 100 ms" : path_name[tt.sync_path]);
+	for (int i = 0; i < NPATH; i++)
+		printf(" %s %lu", path_name[i], atomic_load(&tt.sync_calls[i]));
+	printf("\n");
+	cb_report();
+	printf("treercu: gp_completed %lu (caller-driven %lu, kthread %lu) fqs_scans %lu "
 	       "stall_warnings %lu fenced %d\n", st->gp_completed, st->gp_driven_by_caller,
 	       st->gp_driven_by_kthread, st->fqs_scans, st->stall_warnings, st->fenced);
+	printf("treercu: cbs_queued %ld cbs_invoked %ld cbs_pending %ld cbs_pushback %ld "
+	       "frees_queued %ld frees_done %ld frees_fallback %ld nocb_threads %d\n",
+	       st->cbs_queued, st->cbs_invoked, st->cbs_pending, st->cbs_pushback,
+	       st->frees_queued, st->frees_done, st->frees_fallback, st->nocb_threads);
 	printf("--- End of test: %s (%lu failures)\n", failures ? "FAILURE" : "SUCCESS", failures);
+}
+
+static void cb_json(struct json *j)
+{
+	json_obj(j, "callbacks");
+	json_int(j, "writers", cbt.writers);
+	json_int(j, "updates", (long long)atomic_load(&cbt.updates));
+	for (int k = 0; k < CB_NKINDS; k++)
+		json_int(j, cb_kind_name[k], (long long)atomic_load(&cbt.kinds[k]));
+	json_int(j, "stage_callbacks_queued", (long long)atomic_load(&cbt.queued));
+	json_int(j, "stage_callbacks_run", (long long)atomic_load(&cbt.invoked));
+	json_end(j, '}');
+	json_obj(j, "barrier");
+	json_int(j, "rounds", (long long)atomic_load(&cbt.barriers));
+	json_int(j, "lazy_rounds", (long long)atomic_load(&cbt.lazy_barriers));
+	json_int(j, "callbacks", (long long)atomic_load(&cbt.barrier_cbs));
+	json_end(j, '}');
+	json_obj(j, "fwd_prog");
+	json_int(j, "rounds", (long long)cbt.fwd_rounds);
+	json_num(j, "flood_s", cbt.fwd_s);
+	json_int(j, "callbacks", (long long)cbt.fwd_cbs);
+	json_int(j, "peak_pending", (long long)cbt.fwd_peak);
+	json_int(j, "cb_max_pending", cbt.cb_max_pending);
+	json_int(j, "pushbacks", (long long)cbt.fwd_pushback);
+	json_num(j, "max_drain_ms", cbt.fwd_max_drain_ms);
+	json_int(j, "max_gps_after_flood", (long long)cbt.fwd_max_gps_seen);
+	json_int(j, "gps_limit", cbt.fwd_max_gps);
+	json_end(j, '}');
 }
 
 static int write_json(const char *path, double duration, unsigned long failures)
@@ -563,6 +1127,11 @@ static int write_json(const char *path, double duration, unsigned long failures)
 	for (int g = 0; g < GP_NTYPES; g++)
 		json_int(&j, gp_name[g], (long long)atomic_load(&tt.gp_types[g]));
 	json_end(&j, '}');
+	json_obj(&j, "sync_paths");
+	for (int i = 0; i < NPATH; i++)
+		json_int(&j, path_name[i], (long long)atomic_load(&tt.sync_calls[i]));
+	json_end(&j, '}');
+	cb_json(&j);
 	return json_close(&j);
 }
 
@@ -574,29 +1143,70 @@ static void tt_init(void)
 		pool_free(&tt.pool[i]);
 }
 
-int torture_main(struct tool_opts *o, struct torture_result *res)
+/* --sync-path 0|1|2|all into tt.sync_path (-1: all). */
+static bool parse_sync_path(struct tool_opts *o)
+{
+	const char *v = arg_str(o, "--sync-path");
+
+	tt.sync_path = -1;
+	if (!v || !strcmp(v, "all"))
+		return true;
+	if (v[0] >= '0' && v[0] < '0' + NPATH && !v[1]) {
+		tt.sync_path = v[0] - '0';
+		return true;
+	}
+	fprintf(stderr, "treercu torture: --sync-path %s: expected 0, 1, 2 or all\n", v);
+	return false;
+}
+
+static bool torture_opts(struct tool_opts *o, double *duration, double *stall_s)
 {
 	static const char *const names[] = {
 		"--duration", "--readers", "--qsbr-readers", "--fake-writers", "--churn",
-		"--stall", "--busted", NULL,
+		"--stall", "--busted", "--cb-writers", "--barrier", "--fwd", "--fwd-secs",
+		"--fwd-max-gps", "--sync-path", NULL,
 	};
-	double duration = o->quick ? 5 : 60, stall_s = 30;
-	struct tt_threads *th = calloc(1, sizeof(*th));
-	struct trcu_stats st;
-	unsigned long failures;
-	bool ok;
 
-	if (!th || !args_check(o, "torture", names))
-		return 2;
+	if (!args_check(o, "torture", names) || !parse_sync_path(o))
+		return false;
+	*duration = o->quick ? 5 : 60;
+	*stall_s = 30;
 	tt.readers = 2, tt.qsbr_readers = 1, tt.fakewriters = 2, tt.churners = 1;
-	arg_double(o, "--duration", 0.1, 1e6, &duration);
+	cbt.writers = 1, cbt.barrier = 1, cbt.fwd = 1, cbt.fwd_max_gps = 10;
+	cbt.fwd_s = o->quick ? 1 : 3;
+	cbt.fwd_gap_s = o->quick ? 1 : 5;
+	arg_double(o, "--duration", 0.1, 1e6, duration);
 	arg_long(o, "--readers", 0, 16, &tt.readers);
 	arg_long(o, "--qsbr-readers", 0, 16, &tt.qsbr_readers);
 	arg_long(o, "--fake-writers", 0, 16, &tt.fakewriters);
 	arg_long(o, "--churn", 0, 8, &tt.churners);
-	arg_double(o, "--stall", 1, 3600, &stall_s);
-	arg_long(o, "--busted", 0, 1, &tt.busted);
+	arg_double(o, "--stall", 1, 3600, stall_s);
+	arg_long(o, "--busted", 0, 2, &tt.busted);
+	arg_long(o, "--cb-writers", 0, MAX_CBW, &cbt.writers);
+	arg_long(o, "--barrier", 0, 1, &cbt.barrier);
+	arg_long(o, "--fwd", 0, 1, &cbt.fwd);
+	arg_double(o, "--fwd-secs", 0.01, 3600, &cbt.fwd_s);
+	arg_long(o, "--fwd-max-gps", 0, 1000000, &cbt.fwd_max_gps);
+	return true;
+}
+
+int torture_main(struct tool_opts *o, struct torture_result *res)
+{
+	struct tt_threads *th = calloc(1, sizeof(*th));
+	double duration, stall_s;
+	long saved_path = 2;
+	struct trcu_stats st;
+	unsigned long failures;
+	bool ok;
+
+	if (!th || !torture_opts(o, &duration, &stall_s))
+		return 2;
 	tt_init();
+	trcu_get_tunable("normal_wake_from_gp", &saved_path);
+	trcu_get_tunable("cb_max_pending", &cbt.cb_max_pending);
+	if (tt.sync_path >= 0)
+		trcu_set_tunable("normal_wake_from_gp", tt.sync_path);
+	machine_note(&(struct json){ 0 });
 	start_all(th);
 	ok = run_for(duration, stall_s);
 	__atomic_store_n(&tt.stop, 1, __ATOMIC_RELAXED);
@@ -604,6 +1214,9 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 		fail(E_STALL);
 		ok = false;
 	}
+	trcu_set_tunable("normal_wake_from_gp", saved_path);
+	if (ok)
+		cb_final_check();
 	trcu_get_stats(&st);
 	failures = count_failures();
 	report(duration, failures, &st);
@@ -616,6 +1229,7 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 		fflush(NULL);
 		_exit(1);
 	}
+	cb_cleanup();
 	free(th->rd);
 	free(th);
 	return failures ? 1 : 0;

@@ -369,6 +369,18 @@ void json_summary(struct json *j, const char *key, const struct summary *s)
 	json_end(j, '}');
 }
 
+void machine_note(struct json *j)
+{
+	double la[3] = { -1, -1, -1 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	getloadavg(la, 3);
+	printf("machine: %ld CPUs online, load average %.2f %.2f %.2f%s\n", ncpu, la[0], la[1],
+	       la[2], la[0] > (double)ncpu ? "  (BUSY: other work is running; figures are unreliable)" : "");
+	json_int(j, "cpus", ncpu);
+	json_num(j, "loadavg_1min", la[0]);
+}
+
 /* ---- Progress --------------------------------------------------------------- */
 
 void progress_start(struct progress *p, const char *what, double expected_s)
@@ -487,4 +499,34 @@ bool args_check(struct tool_opts *o, const char *cmd, const char *const *names)
 		i++;   /* skip the value */
 	}
 	return true;
+}
+
+/* ---- Histogram bucket counts (seeds 003) ------------------------------------------ */
+
+uint64_t lat_count_below(const struct lat_hist *h, double ns)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < LAT_BUCKETS && lat_value(i) < ns; i++)
+		n += h->b[i];
+	return n;
+}
+
+/* ---- String and flag arguments (appended for torture/scale) ---------------------- */
+
+const char *arg_str(struct tool_opts *o, const char *name)
+{
+	return arg_value(o, name);
+}
+
+bool arg_flag(struct tool_opts *o, const char *name)
+{
+	for (int i = 0; i < o->argc; i++) {
+		if (strcmp(o->argv[i], name))
+			continue;
+		memmove(&o->argv[i], &o->argv[i + 1], (size_t)(o->argc - i - 1) * sizeof(*o->argv));
+		o->argc--;
+		return true;
+	}
+	return false;
 }

@@ -114,6 +114,11 @@ void json_bool(struct json *j, const char *key, bool v);
 void json_u64_array(struct json *j, const char *key, const uint64_t *v, size_t n);
 void json_summary(struct json *j, const char *key, const struct summary *s);
 
+/* Prints (and puts in JSON) the CPU count and load average: a figure taken
+ * while other programs load this machine is not worth much (see
+ * docs/benchmarks.md).  Warns when the load exceeds the CPU count. */
+void machine_note(struct json *j);
+
 /* ---- Progress on stderr ------------------------------------------------- */
 
 struct progress {
@@ -167,5 +172,36 @@ int refscale_main(struct tool_opts *o, struct refscale_result *r);
 int scale_main(struct tool_opts *o, struct scale_result *r);
 int seed000_main(struct tool_opts *o, struct seed000_result *r);
 int torture_main(struct tool_opts *o, struct torture_result *r);
+
+/* Calls recorded in h below ns (bucket resolution: a bucket counts when its
+ * lower bound is below ns, so the edge is exact to 1.6 %). */
+uint64_t lat_count_below(const struct lat_hist *h, double ns);
+
+
+/* ---- String and flag arguments (appended for torture/scale) -------------- */
+
+/* --name VALUE as a string, or NULL when absent. */
+const char *arg_str(struct tool_opts *o, const char *name);
+/* A flag without a value (--name): true when present; it is removed from
+ * o->argv so that args_check() and the helpers above see NAME VALUE pairs.
+ * Take flags before calling args_check(). */
+bool arg_flag(struct tool_opts *o, const char *name);
+
+/* ---- Callback benchmarks (`scale --callbacks`), for `quick` -------------- */
+
+/* [0] treercu, [1] liburcu memb; medians over interleaved repeats. */
+struct callbacks_result {
+	double enqueue_ns[2];            /* call_rcu() ns per call */
+	double e2e_cbs_s[2];             /* 1 M callbacks, first enqueue to last run */
+	double barrier_idle_p50_ns[2], barrier_idle_p99_ns[2];
+	double barrier_load_p50_ns[2], barrier_load_p99_ns[2];
+	double flood_peak_pending[2];
+	double flood_rss_growth_bytes[2];
+	double flood_cbs_s[2];           /* callbacks run per second during the flood */
+	bool flood_capped[2];            /* producers hit the tool's memory safety cap */
+};
+/* Runs the callback benchmarks alone (o->quick: short), prints their table,
+ * writes o->json if set.  Returns 0, or 1 on error. */
+int scale_callbacks_main(struct tool_opts *o, struct callbacks_result *r);
 
 #endif

@@ -125,3 +125,61 @@ __attribute__((noinline)) void lu_qsbr_refscale_loop(unsigned long nbatch)
 	REFSCALE_LOOP(nbatch, urcu_qsbr_read_lock(), urcu_qsbr_read_unlock(),
 		      urcu_qsbr_quiescent_state());
 }
+
+/* ---- Callback benchmarks (appended) ------------------------------------------ */
+
+static unsigned long lu_cb_count, lu_cb_target;
+static uint64_t lu_cb_done_ns;
+
+size_t lu_rcu_head_size(void)
+{
+	return sizeof(struct rcu_head);
+}
+
+void lu_memb_cb_reset(unsigned long target)
+{
+	__atomic_store_n(&lu_cb_done_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&lu_cb_target, target, __ATOMIC_RELAXED);
+	__atomic_store_n(&lu_cb_count, 0, __ATOMIC_RELEASE);
+}
+
+unsigned long lu_memb_cb_invoked(void)
+{
+	return __atomic_load_n(&lu_cb_count, __ATOMIC_ACQUIRE);
+}
+
+uint64_t lu_memb_cb_target_ns(void)
+{
+	return __atomic_load_n(&lu_cb_done_ns, __ATOMIC_ACQUIRE);
+}
+
+static void lu_cb_hit(void)
+{
+	unsigned long n = __atomic_add_fetch(&lu_cb_count, 1, __ATOMIC_RELEASE);
+
+	if (n == __atomic_load_n(&lu_cb_target, __ATOMIC_RELAXED))
+		__atomic_store_n(&lu_cb_done_ns, now_ns(), __ATOMIC_RELEASE);
+}
+
+static void lu_count_cb(struct rcu_head *head)
+{
+	(void)head;
+	lu_cb_hit();
+}
+
+static void lu_free_cb(struct rcu_head *head)
+{
+	lu_cb_hit();
+	free(head);
+}
+
+__attribute__((noinline)) void lu_memb_enqueue_loop(void *base, unsigned long n, size_t stride)
+{
+	for (unsigned long i = 0; i < n; i++)
+		urcu_memb_call_rcu((struct rcu_head *)((char *)base + i * stride), lu_count_cb);
+}
+
+void lu_memb_call_rcu_free(void *obj)
+{
+	urcu_memb_call_rcu((struct rcu_head *)obj, lu_free_cb);
+}

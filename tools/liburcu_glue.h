@@ -35,4 +35,20 @@ void lu_qsbr_synchronize_rcu(void);
 /* nbatch x REFSCALE_BATCH pairs, one quiescent state per batch. */
 void lu_qsbr_refscale_loop(unsigned long nbatch);
 
+
+/* ---- Callback benchmarks (`scale --callbacks`; appended) ------------------
+ * Objects whose first 16 bytes are liburcu's struct rcu_head (the size of
+ * treercu's).  Every callback counts itself; the one that brings the count
+ * to the target set by lu_memb_cb_reset() records now_ns(). */
+#include <stddef.h>
+#include <stdint.h>
+size_t lu_rcu_head_size(void);
+void lu_memb_cb_reset(unsigned long target);
+unsigned long lu_memb_cb_invoked(void);
+uint64_t lu_memb_cb_target_ns(void);        /* 0 until the target was reached */
+/* call_rcu() of n objects at base + i * stride; the callback only counts. */
+void lu_memb_enqueue_loop(void *base, unsigned long n, size_t stride);
+/* call_rcu(obj); the callback counts, then free(obj). */
+void lu_memb_call_rcu_free(void *obj);
+
 #endif

@@ -28,5 +28,7 @@ int cmd_seeds(struct tool_opts *o);
 int cmd_wq(struct tool_opts *o);
 int cmd_quick(struct tool_opts *o);
 int seeds_001(struct tool_opts *o);
+int seeds_003(struct tool_opts *o);   /* tools/cmd_seeds_sync.c */
+int seeds_004(struct tool_opts *o);
 
 #endif

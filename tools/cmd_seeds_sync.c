@@ -1,0 +1,1183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * seeds 003 and 004: the three synchronize_rcu() paths
+ * (tunable normal_wake_from_gp):
+ *   0  wakeme: the kernel's wait_rcu_gp(), a callback queued behind the
+ *      caller's other callbacks wakes it;
+ *   1  seed 004's lock-free waiter list, woken from the GP (5 directly, the
+ *      rest by a cleanup work item);
+ *   2  treercu's GP-end futex broadcast (the default).
+ *
+ * seeds 003: 64 threads call synchronize_rcu() in a loop; latency
+ * histograms (buckets fitted to this machine, and the seed's 10 ms ones
+ * beside the seed's own), a PNG plot.
+ * seeds 004: the caller queues K callbacks, then calls synchronize_rcu();
+ * p50/p99 per K and path, and how many of those callbacks ran before it
+ * returned.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <treercu/rcu.h>
+
+#include "common.h"
+
+enum { SP_WAKEME, SP_LIST, SP_FUTEX, NSPATH };
+
+static const char *const sp_name[NSPATH] = {
+	"0 wakeme (wait_rcu_gp)", "1 wake-from-GP list", "2 GP-end futex (default)",
+};
+static const char *const sp_key[NSPATH] = { "wakeme", "wake_from_gp_list", "gp_end_futex" };
+
+static int sp_apply(int path)
+{
+	if (trcu_set_tunable("normal_wake_from_gp", path)) {
+		fprintf(stderr, "seeds: cannot set normal_wake_from_gp=%d\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static long tunable(const char *name)
+{
+	long v = -1;
+
+	trcu_get_tunable(name, &v);
+	return v;
+}
+
+/* ======================================================================
+ * A tiny PNG writer: RGB canvas, 5x7 font, stored (uncompressed) deflate.
+ * ====================================================================== */
+
+struct canvas {
+	int w, h;
+	uint8_t *px;
+};
+
+static const char font_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ .%()-=:/,_+<>";
+static const uint8_t font_rows[][7] = {
+	{ 0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E }, { 0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E },
+	{ 0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F }, { 0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E },
+	{ 0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02 }, { 0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E },
+	{ 0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E }, { 0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08 },
+	{ 0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E }, { 0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C },
+	{ 0x0E, 0x11, 0x11, 0x11, 0x1F, 0x11, 0x11 }, { 0x1E, 0x11, 0x11, 0x1E, 0x11, 0x11, 0x1E },
+	{ 0x0E, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0E }, { 0x1C, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1C },
+	{ 0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x1F }, { 0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x10 },
+	{ 0x0E, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0F }, { 0x11, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11 },
+	{ 0x0E, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E }, { 0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0C },
+	{ 0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11 }, { 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1F },
+	{ 0x11, 0x1B, 0x15, 0x15, 0x11, 0x11, 0x11 }, { 0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11 },
+	{ 0x0E, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E }, { 0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10, 0x10 },
+	{ 0x0E, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0D }, { 0x1E, 0x11, 0x11, 0x1E, 0x14, 0x12, 0x11 },
+	{ 0x0F, 0x10, 0x10, 0x0E, 0x01, 0x01, 0x1E }, { 0x1F, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04 },
+	{ 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E }, { 0x11, 0x11, 0x11, 0x11, 0x11, 0x0A, 0x04 },
+	{ 0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0A }, { 0x11, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x11 },
+	{ 0x11, 0x11, 0x11, 0x0A, 0x04, 0x04, 0x04 }, { 0x1F, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1F },
+	{ 0, 0, 0, 0, 0, 0, 0 },                      { 0, 0, 0, 0, 0, 0x0C, 0x0C },
+	{ 0x18, 0x19, 0x02, 0x04, 0x08, 0x13, 0x03 }, { 0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02 },
+	{ 0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08 }, { 0, 0, 0, 0x1F, 0, 0, 0 },
+	{ 0, 0, 0x1F, 0, 0x1F, 0, 0 },                { 0, 0x0C, 0x0C, 0, 0x0C, 0x0C, 0 },
+	{ 0, 0x01, 0x02, 0x04, 0x08, 0x10, 0 },       { 0, 0, 0, 0, 0x0C, 0x04, 0x08 },
+	{ 0, 0, 0, 0, 0, 0, 0x1F },                   { 0, 0x04, 0x04, 0x1F, 0x04, 0x04, 0 },
+	{ 0x02, 0x04, 0x08, 0x10, 0x08, 0x04, 0x02 }, { 0x08, 0x04, 0x02, 0x01, 0x02, 0x04, 0x08 },
+};
+_Static_assert(sizeof(font_rows) / sizeof(font_rows[0]) == sizeof(font_chars) - 1,
+	       "one glyph per font character");
+
+static int cv_init(struct canvas *cv, int w, int h)
+{
+	cv->w = w;
+	cv->h = h;
+	cv->px = malloc((size_t)w * (size_t)h * 3);
+	if (!cv->px)
+		return -1;
+	memset(cv->px, 0xff, (size_t)w * (size_t)h * 3);
+	return 0;
+}
+
+static void cv_px(struct canvas *cv, int x, int y, uint32_t rgb)
+{
+	uint8_t *p;
+
+	if (x < 0 || y < 0 || x >= cv->w || y >= cv->h)
+		return;
+	p = cv->px + ((size_t)y * (size_t)cv->w + (size_t)x) * 3;
+	p[0] = (uint8_t)(rgb >> 16);
+	p[1] = (uint8_t)(rgb >> 8);
+	p[2] = (uint8_t)rgb;
+}
+
+static void cv_rect(struct canvas *cv, int x0, int y0, int x1, int y1, uint32_t rgb)
+{
+	for (int y = y0; y <= y1; y++)
+		for (int x = x0; x <= x1; x++)
+			cv_px(cv, x, y, rgb);
+}
+
+/* Bresenham, two pixels thick. */
+static void cv_line(struct canvas *cv, int x0, int y0, int x1, int y1, uint32_t rgb)
+{
+	int dx = abs(x1 - x0), dy = -abs(y1 - y0);
+	int sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1, err = dx + dy;
+
+	for (;;) {
+		int e2 = 2 * err;
+
+		cv_rect(cv, x0, y0, x0 + 1, y0 + 1, rgb);
+		if (x0 == x1 && y0 == y1)
+			return;
+		if (e2 >= dy) {
+			err += dy;
+			x0 += sx;
+		}
+		if (e2 <= dx) {
+			err += dx;
+			y0 += sy;
+		}
+	}
+}
+
+static void cv_char(struct canvas *cv, int x, int y, char c, int scale, uint32_t rgb)
+{
+	const char *p = strchr(font_chars, c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+
+	if (!p || !c)
+		return;
+	for (int r = 0; r < 7; r++)
+		for (int b = 0; b < 5; b++)
+			if (font_rows[p - font_chars][r] & (0x10 >> b))
+				cv_rect(cv, x + b * scale, y + r * scale,
+					x + (b + 1) * scale - 1, y + (r + 1) * scale - 1, rgb);
+}
+
+/* Returns the width drawn; align: 0 left, 1 right-aligned at x, 2 centred. */
+static int cv_text(struct canvas *cv, int x, int y, const char *s, int scale, uint32_t rgb, int align)
+{
+	int w = (int)strlen(s) * 6 * scale;
+
+	if (align == 1)
+		x -= w;
+	else if (align == 2)
+		x -= w / 2;
+	for (; *s; s++, x += 6 * scale)
+		cv_char(cv, x, y, *s, scale, rgb);
+	return w;
+}
+
+static uint32_t crc_table[256];
+
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+	if (!crc_table[1]) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+			crc_table[i] = c;
+		}
+	}
+	crc = ~crc;
+	while (n--)
+		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void png_chunk(FILE *f, const char *type, const uint8_t *data, uint32_t len)
+{
+	uint8_t b[4];
+	uint32_t crc = crc32_update(0, (const uint8_t *)type, 4);
+
+	put_be32(b, len);
+	fwrite(b, 1, 4, f);
+	fwrite(type, 1, 4, f);
+	if (len)
+		fwrite(data, 1, len, f);
+	put_be32(b, crc32_update(crc, data, len));
+	fwrite(b, 1, 4, f);
+}
+
+/* zlib stream of stored deflate blocks over the filtered scanlines. */
+static uint8_t *png_zlib(const struct canvas *cv, uint32_t *outlen)
+{
+	size_t row = (size_t)cv->w * 3 + 1, raw = row * (size_t)cv->h;
+	size_t nblk = (raw + 65534) / 65535, o = 2;
+	uint8_t *z = malloc(2 + raw + 5 * nblk + 4), *r = malloc(raw);
+	uint32_t a = 1, b = 0;
+
+	if (!z || !r) {
+		free(z);
+		free(r);
+		return NULL;
+	}
+	for (int y = 0; y < cv->h; y++) {
+		r[(size_t)y * row] = 0;     /* filter: none */
+		memcpy(r + (size_t)y * row + 1, cv->px + (size_t)y * (size_t)cv->w * 3, row - 1);
+	}
+	z[0] = 0x78;
+	z[1] = 0x01;
+	for (size_t i = 0; i < raw; i += 65535) {
+		size_t n = raw - i < 65535 ? raw - i : 65535;
+
+		z[o++] = i + n == raw;      /* BFINAL, BTYPE 00 */
+		z[o++] = (uint8_t)n;
+		z[o++] = (uint8_t)(n >> 8);
+		z[o++] = (uint8_t)~n;
+		z[o++] = (uint8_t)(~n >> 8);
+		memcpy(z + o, r + i, n);
+		o += n;
+	}
+	for (size_t i = 0; i < raw; i++) {
+		a = (a + r[i]) % 65521;
+		b = (b + a) % 65521;
+	}
+	put_be32(z + o, (b << 16) | a);
+	*outlen = (uint32_t)(o + 4);
+	free(r);
+	return z;
+}
+
+static int png_write(const struct canvas *cv, const char *path)
+{
+	static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	uint8_t ihdr[13] = { 0 };
+	uint32_t zlen;
+	uint8_t *z = png_zlib(cv, &zlen);
+	FILE *f = z ? fopen(path, "wb") : NULL;
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "seeds: cannot write %s: %s\n", path, z ? strerror(errno) : "no memory");
+		free(z);
+		return -1;
+	}
+	put_be32(ihdr, (uint32_t)cv->w);
+	put_be32(ihdr + 4, (uint32_t)cv->h);
+	ihdr[8] = 8;     /* bit depth */
+	ihdr[9] = 2;     /* colour type: RGB */
+	fwrite(sig, 1, 8, f);
+	png_chunk(f, "IHDR", ihdr, 13);
+	png_chunk(f, "IDAT", z, zlen);
+	png_chunk(f, "IEND", NULL, 0);
+	rc = ferror(f) | fclose(f);
+	free(z);
+	return rc ? -1 : 0;
+}
+
+/* ---- Plot panels -------------------------------------------------------- */
+
+#define PLOT_W 1000
+#define PLOT_H 760
+#define PL_LEFT 80
+#define PL_RIGHT (PLOT_W - 30)
+#define GRID_RGB 0xDDDDDDu
+#define AXIS_RGB 0x000000u
+
+static const uint32_t path_rgb[NSPATH] = { 0xD62728u, 0x1F77B4u, 0x2CA02Cu };
+static const uint32_t seed_rgb[2] = { 0xF2A0A0u, 0x9EC5EBu };
+
+struct panel {
+	int x0, y0, x1, y1;     /* plot area */
+	double ymax;            /* percent */
+};
+
+static double nice_ceil(double v)
+{
+	static const double m[] = { 1, 2, 2.5, 5, 10 };
+	double e = pow(10, floor(log10(v > 0 ? v : 1)));
+
+	for (int i = 0; i < 5; i++)
+		if (m[i] * e >= v)
+			return m[i] * e;
+	return 10 * e;
+}
+
+static int panel_y(const struct panel *p, double pct)
+{
+	return p->y1 - (int)lround(pct / p->ymax * (p->y1 - p->y0));
+}
+
+/* Frame, horizontal grid lines and y labels (percent of calls), title. */
+static void panel_frame(struct canvas *cv, const struct panel *p, const char *title)
+{
+	char b[32];
+
+	for (int i = 0; i <= 5; i++) {
+		double v = p->ymax * i / 5;
+		int y = panel_y(p, v);
+
+		cv_rect(cv, p->x0, y, p->x1, y, i ? GRID_RGB : AXIS_RGB);
+		snprintf(b, sizeof(b), v >= 10 || v == 0 ? "%.0f%%" : "%.1f%%", v);
+		cv_text(cv, p->x0 - 6, y - 3, b, 1, AXIS_RGB, 1);
+	}
+	cv_rect(cv, p->x0, p->y0, p->x0, p->y1, AXIS_RGB);
+	cv_text(cv, p->x0, p->y0 - 26, title, 2, AXIS_RGB, 0);
+	cv_text(cv, 8, p->y0 - 10, "% OF CALLS", 1, AXIS_RGB, 0);
+}
+
+static void legend(struct canvas *cv, int x, int y, const char *label, uint32_t rgb)
+{
+	cv_rect(cv, x, y, x + 14, y + 6, rgb);
+	cv_text(cv, x + 20, y, label, 1, AXIS_RGB, 0);
+}
+
+/* ======================================================================
+ * seeds 003: 64 threads calling synchronize_rcu()
+ * ====================================================================== */
+
+#define S3_REPS_MAX 50
+#define S3_THREADS_MAX 512
+#define S3_SEED_ROWS 13
+#define S3_EDGES_MAX 40
+
+/* The seed's histograms (10 ms buckets, 0..129999 us; the seed cut each
+ * list with "..." after the last row given, marked here with -1). */
+static const long seed3[2][S3_SEED_ROWS] = {
+	{ 1, 4, 399, 3197, 10428, 17363, 15529, 9287, 4249, 1915, 922, 390, 187 },
+	{ 1, 234, 6678, 33463, 20669, 2766, 183, -1, -1, -1, -1, -1, -1 },
+};
+static const char *const seed3_name[2] = { "seed default", "seed wake_from_gp" };
+
+enum { F_P50, F_P90, F_P99, F_MAX, F_CPS, NF };
+
+struct s3_ctx;
+
+struct s3_thread {
+	struct s3_ctx *c;
+	pthread_t tid;
+	struct lat_hist h;
+};
+
+struct s3_ctx {
+	long threads, idle, reps;
+	double dur_s;
+	int stop, err;
+	pthread_barrier_t start;
+	struct s3_thread *th;
+	struct lat_hist rep_h, pooled[NSPATH];
+	double rep[NSPATH][S3_REPS_MAX][NF];
+	long direct[NSPATH], deferred[NSPATH], no_head[NSPATH], runs[NSPATH];
+	double edges[S3_EDGES_MAX];   /* adaptive bucket edges, ns */
+	int nedges;
+};
+
+static void *s3_caller(void *arg)
+{
+	struct s3_thread *t = arg;
+
+	trcu_register_thread();
+	pthread_barrier_wait(&t->c->start);
+	while (!__atomic_load_n(&t->c->stop, __ATOMIC_RELAXED)) {
+		uint64_t t0 = now_ns();
+
+		synchronize_rcu();
+		lat_add(&t->h, now_ns() - t0);
+	}
+	trcu_unregister_thread();
+	return NULL;
+}
+
+/* Idle registered threads (blocked on a condition variable). */
+struct idle_set {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stop;
+	long n;
+	pthread_t tid[64];
+};
+
+static void *idle_fn(void *arg)
+{
+	struct idle_set *s = arg;
+
+	trcu_register_thread();
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	trcu_unregister_thread();
+	return NULL;
+}
+
+static int idle_start(struct idle_set *s, long n)
+{
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->stop = 0;
+	for (s->n = 0; s->n < n; s->n++)
+		if (pthread_create(&s->tid[s->n], NULL, idle_fn, s))
+			return -1;
+	return 0;
+}
+
+static void idle_stop(struct idle_set *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->stop = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	for (long i = 0; i < s->n; i++)
+		pthread_join(s->tid[i], NULL);
+}
+
+static void s3_record(struct s3_ctx *c, int path, int rep, double secs)
+{
+	struct lat_hist *h = &c->rep_h;
+	double *r = c->rep[path][rep];
+
+	lat_init(h);
+	for (long i = 0; i < c->threads; i++)
+		lat_merge(h, &c->th[i].h);
+	lat_merge(&c->pooled[path], h);
+	r[F_P50] = lat_pct(h, 50);
+	r[F_P90] = lat_pct(h, 90);
+	r[F_P99] = lat_pct(h, 99);
+	r[F_MAX] = (double)h->max;
+	r[F_CPS] = (double)h->count / secs;
+}
+
+static void s3_variant(int path, int rep, void *arg)
+{
+	struct s3_ctx *c = arg;
+	struct trcu_stats a, b;
+	uint64_t t0;
+	long n = 0;
+
+	if (sp_apply(path)) {
+		c->err = 1;
+		return;
+	}
+	synchronize_rcu();                        /* settle after the switch */
+	trcu_get_stats(&a);
+	c->stop = 0;
+	pthread_barrier_init(&c->start, NULL, (unsigned)c->threads + 1);
+	for (; n < c->threads; n++) {
+		c->th[n].c = c;
+		lat_init(&c->th[n].h);
+		if (pthread_create(&c->th[n].tid, NULL, s3_caller, &c->th[n]))
+			break;
+	}
+	if (n < c->threads) {
+		fprintf(stderr, "seeds 003: cannot create thread %ld\n", n);
+		exit(1);
+	}
+	pthread_barrier_wait(&c->start);
+	t0 = now_ns();
+	sleep_ns((uint64_t)(c->dur_s * 1e9));
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELAXED);
+	for (long i = 0; i < n; i++)
+		pthread_join(c->th[i].tid, NULL);
+	s3_record(c, path, rep, (double)(now_ns() - t0) / 1e9);
+	pthread_barrier_destroy(&c->start);
+	trcu_get_stats(&b);
+	c->direct[path] += b.sr_woken_direct - a.sr_woken_direct;
+	c->deferred[path] += b.sr_woken_deferred - a.sr_woken_deferred;
+	c->no_head[path] += b.sr_no_wait_head - a.sr_no_wait_head;
+	c->runs[path]++;
+}
+
+/* Median over the repeats of one figure (and its summary). */
+static double s3_med(const struct s3_ctx *c, int path, int f, struct summary *s)
+{
+	double v[S3_REPS_MAX];
+	struct summary tmp;
+
+	for (long r = 0; r < c->reps; r++)
+		v[r] = c->rep[path][r][f];
+	summarize(v, (size_t)c->reps, s ? s : &tmp);
+	return (s ? s : &tmp)->median;
+}
+
+static void s3_summary_table(const struct s3_ctx *c)
+{
+	static const char *const cols[] = {
+		"path (normal_wake_from_gp)", "calls", "calls/s", "p50", "p90", "p99", "max",
+		"p50 spread", "woken direct/deferred",
+	};
+	static const int w[] = { 26, 8, 8, 10, 10, 10, 10, 6, 12 };
+	struct table t;
+	char b[4][32];
+
+	printf("\nPer path (median over %ld repeats of p50/p90/p99 and calls/s; max = largest seen):\n",
+	       c->reps);
+	tab_start(&t, 9, cols, w);
+	for (int p = 0; p < NSPATH; p++) {
+		struct summary s;
+		double p50 = s3_med(c, p, F_P50, &s);
+
+		tab_cell(&t, "%s", sp_name[p]);
+		tab_cell(&t, "%llu", (unsigned long long)c->pooled[p].count);
+		tab_cell(&t, "%.0f", s3_med(c, p, F_CPS, NULL));
+		tab_cell(&t, "%s", fmt_ns(b[0], 32, p50));
+		tab_cell(&t, "%s", fmt_ns(b[1], 32, s3_med(c, p, F_P90, NULL)));
+		tab_cell(&t, "%s", fmt_ns(b[2], 32, s3_med(c, p, F_P99, NULL)));
+		tab_cell(&t, "%s", fmt_ns(b[3], 32, (double)c->pooled[p].max));
+		tab_cell(&t, "%.0f%%", s.spread);
+		tab_cell(&t, "%ld/%ld", c->direct[p], c->deferred[p]);
+	}
+}
+
+/* 1-2-5 edges spanning every path's calls. */
+static void s3_edges(struct s3_ctx *c)
+{
+	static const double m[] = { 1, 2, 5 };
+	double lo = 1e300, hi = 0, e;
+
+	for (int p = 0; p < NSPATH; p++) {
+		if (!c->pooled[p].count)
+			continue;
+		lo = fmin(lo, (double)c->pooled[p].min);
+		hi = fmax(hi, (double)c->pooled[p].max);
+	}
+	e = pow(10, floor(log10(lo > 1 ? lo : 1)));
+	c->nedges = 0;
+	for (int i = 0; c->nedges < S3_EDGES_MAX; i++) {
+		double v = m[i % 3] * e * pow(10, i / 3);
+
+		if (v > lo || c->nedges == 0) {
+			if (c->nedges == 0 && v > lo)
+				v = e;
+			c->edges[c->nedges++] = v;
+		}
+		if (v > hi)
+			break;
+	}
+}
+
+static uint64_t bucket_count(const struct lat_hist *h, double lo, double hi)
+{
+	return lat_count_below(h, hi) - lat_count_below(h, lo);
+}
+
+static void hist_cell(struct table *t, uint64_t n, uint64_t total)
+{
+	tab_cell(t, "%llu %5.1f%%", (unsigned long long)n, total ? 100.0 * (double)n / (double)total : 0);
+}
+
+static void s3_hist_adaptive(const struct s3_ctx *c)
+{
+	static const char *const cols[] = { "latency", "0 wakeme", "1 list", "2 futex" };
+	static const int w[] = { 24, 16, 16, 16 };
+	struct table t;
+	char a[32], b[32], lab[80];
+
+	printf("\n(a) Latency distribution, log-spaced buckets fitted to this run (calls, %% of the path's calls):\n");
+	tab_start(&t, 4, cols, w);
+	for (int i = 0; i + 1 < c->nedges; i++) {
+		snprintf(lab, sizeof(lab), "%s - %s", fmt_ns(a, 32, c->edges[i]), fmt_ns(b, 32, c->edges[i + 1]));
+		tab_cell(&t, "%s", lab);
+		for (int p = 0; p < NSPATH; p++)
+			hist_cell(&t, bucket_count(&c->pooled[p], c->edges[i], c->edges[i + 1]), c->pooled[p].count);
+	}
+}
+
+static long seed3_total(int s)
+{
+	long n = 0;
+
+	for (int i = 0; i < S3_SEED_ROWS; i++)
+		n += seed3[s][i] > 0 ? seed3[s][i] : 0;
+	return n;
+}
+
+static void s3_hist_10ms(const struct s3_ctx *c)
+{
+	static const char *const cols[] = {
+		"latency (us)", "seed default", "seed wake_from_gp", "0 wakeme", "1 list", "2 futex",
+	};
+	static const int w[] = { 15, 14, 17, 15, 15, 15 };
+	struct table t;
+
+	printf("\n(b) The seed's 10 ms buckets (calls, %% of the shown total); seed: 64 jobs on a "
+	       "64-CPU kernel, its lists cut with \"...\":\n");
+	tab_start(&t, 6, cols, w);
+	for (int i = 0; i <= S3_SEED_ROWS; i++) {
+		double lo = i * 1e7, hi = i < S3_SEED_ROWS ? lo + 1e7 : 1e300;
+
+		tab_cell(&t, i < S3_SEED_ROWS ? "%.0f - %.0f" : ">= %.0f", lo / 1e3, hi / 1e3 - 1);
+		for (int s = 0; s < 2; s++) {
+			long v = i < S3_SEED_ROWS ? seed3[s][i] : -1;
+
+			if (v < 0)
+				tab_cell(&t, "%s", "...");
+			else
+				tab_cell(&t, "%ld %5.1f%%", v, 100.0 * (double)v / (double)seed3_total(s));
+		}
+		for (int p = 0; p < NSPATH; p++)
+			hist_cell(&t, bucket_count(&c->pooled[p], lo, hi), c->pooled[p].count);
+	}
+}
+
+/* Percentile of the seed's histogram, linear inside a bucket (of the rows
+ * shown: the tail cut by "..." is small, <0.5 %). */
+static double seed3_pct(int s, double p)
+{
+	double rank = p / 100 * (double)seed3_total(s), seen = 0;
+
+	for (int i = 0; i < S3_SEED_ROWS && seed3[s][i] > 0; i++) {
+		if (seen + (double)seed3[s][i] >= rank)
+			return (i + (rank - seen) / (double)seed3[s][i]) * 1e7;
+		seen += (double)seed3[s][i];
+	}
+	return NAN;
+}
+
+static void s3_compare(const struct s3_ctx *c)
+{
+	double sd = seed3_pct(0, 50), sw = seed3_pct(1, 50);
+	double o0 = s3_med(c, SP_WAKEME, F_P50, NULL), o1 = s3_med(c, SP_LIST, F_P50, NULL);
+	double o2 = s3_med(c, SP_FUTEX, F_P50, NULL);
+	double q0 = s3_med(c, SP_WAKEME, F_P99, NULL), q1 = s3_med(c, SP_LIST, F_P99, NULL);
+	char b[6][32];
+
+	printf("\nSummary (seed 003):\n");
+	printf("- seed (kernel, 64 CPUs): p50 %s -> %s with rcu_normal_wake_from_gp (%.0f%% cut); "
+	       "p90 %s -> %s\n", fmt_ns(b[0], 32, sd), fmt_ns(b[1], 32, sw), (1 - sw / sd) * 100,
+	       fmt_ns(b[2], 32, seed3_pct(0, 90)), fmt_ns(b[3], 32, seed3_pct(1, 90)));
+	printf("- ours: p50 wakeme %s -> list %s (%.0f%% cut), p99 %s -> %s (%.0f%% cut)\n",
+	       fmt_ns(b[0], 32, o0), fmt_ns(b[1], 32, o1), (1 - o1 / o0) * 100,
+	       fmt_ns(b[2], 32, q0), fmt_ns(b[3], 32, q1), (1 - q1 / q0) * 100);
+	printf("- treercu default (GP-end futex): p50 %s, p99 %s, %.0f calls/s "
+	       "(list: %.0f, wakeme: %.0f)\n", fmt_ns(b[4], 32, o2),
+	       fmt_ns(b[5], 32, s3_med(c, SP_FUTEX, F_P99, NULL)), s3_med(c, SP_FUTEX, F_CPS, NULL),
+	       s3_med(c, SP_LIST, F_CPS, NULL), s3_med(c, SP_WAKEME, F_CPS, NULL));
+	printf("- list path: %ld waiters woken directly by the GP, %ld by the cleanup work, "
+	       "%ld GP inits found no free wait head\n",
+	       c->direct[SP_LIST], c->deferred[SP_LIST], c->no_head[SP_LIST]);
+}
+
+/* ---- seeds 003 plot ----------------------------------------------------- */
+
+#define S3_BINS_PER_DEC 10
+#define S3_BINS_MAX 120
+
+static int log_x(const struct panel *p, double dlo, double dhi, double dec)
+{
+	return p->x0 + (int)lround((dec - dlo) / (dhi - dlo) * (p->x1 - p->x0));
+}
+
+static void decade_label(char *b, size_t n, int d)
+{
+	static const char *const unit[] = { "NS", "US", "MS", "S" };
+	int u = d / 3 < 3 ? d / 3 : 3;
+
+	snprintf(b, n, "%.0f%s", pow(10, d - 3 * u), unit[u]);
+}
+
+/* Top panel: % of each path's calls per log-spaced bin, one curve per path. */
+static void s3_plot_log(struct canvas *cv, const struct s3_ctx *c, struct panel *p)
+{
+	double dlo = floor(log10(c->edges[0])), dhi = ceil(log10(c->edges[c->nedges - 1]));
+	int nb = (int)(dhi - dlo) * S3_BINS_PER_DEC;
+	static double y[NSPATH][S3_BINS_MAX];
+	char b[32];
+
+	nb = nb > S3_BINS_MAX ? S3_BINS_MAX : nb;
+	p->ymax = 0;
+	for (int s = 0; s < NSPATH; s++) {
+		for (int i = 0; i < nb; i++) {
+			double lo = pow(10, dlo + (double)i / S3_BINS_PER_DEC);
+			double hi = pow(10, dlo + (double)(i + 1) / S3_BINS_PER_DEC);
+			uint64_t tot = c->pooled[s].count;
+
+			y[s][i] = tot ? 100.0 * (double)bucket_count(&c->pooled[s], lo, hi) / (double)tot : 0;
+			p->ymax = fmax(p->ymax, y[s][i]);
+		}
+	}
+	p->ymax = nice_ceil(p->ymax);
+	panel_frame(cv, p, "SYNCHRONIZE_RCU() LATENCY, 64 THREADS: LOG BINS (10 PER DECADE)");
+	for (int d = (int)dlo; d <= (int)dhi; d++) {
+		int x = log_x(p, dlo, dhi, d);
+
+		cv_rect(cv, x, p->y0, x, p->y1 + 4, d > (int)dlo ? GRID_RGB : AXIS_RGB);
+		decade_label(b, sizeof(b), d);
+		cv_text(cv, x, p->y1 + 8, b, 1, AXIS_RGB, 2);
+	}
+	for (int s = 0; s < NSPATH; s++) {
+		for (int i = 0; i + 1 < nb; i++)
+			cv_line(cv, log_x(p, dlo, dhi, dlo + (i + 0.5) / S3_BINS_PER_DEC), panel_y(p, y[s][i]),
+				log_x(p, dlo, dhi, dlo + (i + 1.5) / S3_BINS_PER_DEC), panel_y(p, y[s][i + 1]),
+				path_rgb[s]);
+		legend(cv, p->x1 - 230, p->y0 + 6 + 14 * s, sp_name[s], path_rgb[s]);
+	}
+	cv_text(cv, (p->x0 + p->x1) / 2, p->y1 + 22, "LATENCY (LOG SCALE)", 1, AXIS_RGB, 2);
+}
+
+static double s3_bar_pct(const struct s3_ctx *c, int series, int i)
+{
+	double lo = i * 1e7, hi = i + 1 < S3_SEED_ROWS ? lo + 1e7 : 1e300;
+	const struct lat_hist *h;
+
+	if (series < 2)
+		return seed3[series][i] > 0 ? 100.0 * (double)seed3[series][i] / (double)seed3_total(series) : 0;
+	h = &c->pooled[series - 2];
+	return h->count ? 100.0 * (double)bucket_count(h, lo, hi) / (double)h->count : 0;
+}
+
+/* Bottom panel: the seed's 10 ms buckets, seed's two series and our three. */
+static void s3_plot_10ms(struct canvas *cv, const struct s3_ctx *c, struct panel *p)
+{
+	int gw = (p->x1 - p->x0) / S3_SEED_ROWS, bw = gw / 6;
+	char b[32];
+
+	p->ymax = 0;
+	for (int s = 0; s < 2 + NSPATH; s++)
+		for (int i = 0; i < S3_SEED_ROWS; i++)
+			p->ymax = fmax(p->ymax, s3_bar_pct(c, s, i));
+	p->ymax = nice_ceil(p->ymax);
+	panel_frame(cv, p, "THE SEED'S 10 MS BUCKETS: SEED (KERNEL, 64 CPUS) VS OURS");
+	for (int i = 0; i < S3_SEED_ROWS; i++) {
+		int gx = p->x0 + i * gw + bw / 2;
+
+		for (int s = 0; s < 2 + NSPATH; s++) {
+			int y = panel_y(p, s3_bar_pct(c, s, i));
+
+			if (y < p->y1)
+				cv_rect(cv, gx + s * bw, y, gx + (s + 1) * bw - 2, p->y1 - 1,
+					s < 2 ? seed_rgb[s] : path_rgb[s - 2]);
+		}
+		snprintf(b, sizeof(b), i + 1 < S3_SEED_ROWS ? "%d-%d" : ">=%d", i * 10, i * 10 + 10);
+		cv_text(cv, p->x0 + i * gw + gw / 2, p->y1 + 8, b, 1, AXIS_RGB, 2);
+	}
+	cv_rect(cv, p->x0, p->y1, p->x1, p->y1, AXIS_RGB);
+	cv_text(cv, (p->x0 + p->x1) / 2, p->y1 + 22, "LATENCY (MS)", 1, AXIS_RGB, 2);
+	for (int s = 0; s < 2; s++)
+		legend(cv, p->x1 - 230, p->y0 + 6 + 14 * s, seed3_name[s], seed_rgb[s]);
+	for (int s = 0; s < NSPATH; s++)
+		legend(cv, p->x1 - 230, p->y0 + 34 + 14 * s, sp_name[s], path_rgb[s]);
+}
+
+static int s3_plot(const struct s3_ctx *c, const char *path)
+{
+	struct canvas cv;
+	struct panel top = { PL_LEFT, 50, PL_RIGHT, 340, 0 };
+	struct panel bot = { PL_LEFT, 430, PL_RIGHT, 710, 0 };
+	int rc;
+
+	if (cv_init(&cv, PLOT_W, PLOT_H))
+		return -1;
+	s3_plot_log(&cv, c, &top);
+	s3_plot_10ms(&cv, c, &bot);
+	cv_text(&cv, PLOT_W - 10, PLOT_H - 12, "TREERCU SEEDS 003", 1, 0x888888u, 1);
+	rc = png_write(&cv, path);
+	free(cv.px);
+	return rc;
+}
+
+/* ---- seeds 003 JSON and main --------------------------------------------- */
+
+static void s3_json_path(struct json *j, const struct s3_ctx *c, int p)
+{
+	static const char *const fk[NF] = { "p50_ns", "p90_ns", "p99_ns", "max_ns", "calls_s" };
+	uint64_t v[S3_EDGES_MAX];
+
+	json_obj(j, sp_key[p]);
+	json_int(j, "normal_wake_from_gp", p);
+	json_int(j, "calls", (long long)c->pooled[p].count);
+	json_arr(j, "repeats");
+	for (long r = 0; r < c->reps; r++) {
+		json_obj(j, NULL);
+		for (int f = 0; f < NF; f++)
+			json_num(j, fk[f], c->rep[p][r][f]);
+		json_end(j, '}');
+	}
+	json_end(j, ']');
+	for (int f = 0; f < NF; f++)
+		json_num(j, fk[f], f == F_MAX ? (double)c->pooled[p].max : s3_med(c, p, f, NULL));
+	for (int i = 0; i + 1 < c->nedges; i++)
+		v[i] = bucket_count(&c->pooled[p], c->edges[i], c->edges[i + 1]);
+	json_u64_array(j, "adaptive_counts", v, (size_t)c->nedges - 1);
+	for (int i = 0; i <= S3_SEED_ROWS; i++)
+		v[i] = bucket_count(&c->pooled[p], i * 1e7, i < S3_SEED_ROWS ? i * 1e7 + 1e7 : 1e300);
+	json_u64_array(j, "counts_10ms", v, S3_SEED_ROWS + 1);
+	json_int(j, "sr_woken_direct", c->direct[p]);
+	json_int(j, "sr_woken_deferred", c->deferred[p]);
+	json_int(j, "sr_no_wait_head", c->no_head[p]);
+	json_end(j, '}');
+}
+
+static void s3_json(struct json *j, const struct s3_ctx *c, const char *png)
+{
+	uint64_t e[S3_EDGES_MAX];
+
+	json_str(j, "command", "seeds 003");
+	json_int(j, "threads", c->threads);
+	json_int(j, "idle_threads", c->idle);
+	json_int(j, "repeats", c->reps);
+	json_num(j, "seconds_per_run", c->dur_s);
+	for (int i = 0; i < c->nedges; i++)
+		e[i] = (uint64_t)c->edges[i];
+	json_u64_array(j, "adaptive_edges_ns", e, (size_t)c->nedges);
+	for (int p = 0; p < NSPATH; p++)
+		s3_json_path(j, c, p);
+	json_num(j, "seed_p50_default_ns", seed3_pct(0, 50));
+	json_num(j, "seed_p50_wake_from_gp_ns", seed3_pct(1, 50));
+	json_str(j, "png", png);
+}
+
+static int s3_args(struct tool_opts *o, struct s3_ctx *c, const char **png)
+{
+	static const char *const names[] = {
+		"--threads", "--duration", "--repeats", "--idle", "--png", NULL,
+	};
+
+	if (!args_check(o, "seeds 003", names))
+		return -1;
+	c->threads = 64;
+	c->idle = 1;
+	c->reps = o->quick ? 3 : 5;
+	c->dur_s = o->quick ? 1.0 : 2.0;
+	arg_long(o, "--threads", 1, S3_THREADS_MAX, &c->threads);
+	arg_long(o, "--repeats", 1, S3_REPS_MAX, &c->reps);
+	arg_long(o, "--idle", 0, 64, &c->idle);
+	arg_double(o, "--duration", 0.05, 600, &c->dur_s);
+	*png = "seeds003.png";
+	for (int i = 0; i + 1 < o->argc; i++)
+		if (!strcmp(o->argv[i], "--png"))
+			*png = o->argv[i + 1];
+	return 0;
+}
+
+static void s3_report(struct s3_ctx *c, const char *png)
+{
+	s3_summary_table(c);
+	s3_edges(c);
+	s3_hist_adaptive(c);
+	s3_hist_10ms(c);
+	s3_compare(c);
+	if (s3_plot(c, png))
+		c->err = 1;
+	else
+		printf("- plot: %s\n", png);
+}
+
+int seeds_003(struct tool_opts *o)
+{
+	struct s3_ctx *c = calloc(1, sizeof(*c));
+	struct idle_set idle;
+	const char *png;
+	long path0 = tunable("normal_wake_from_gp");
+	struct json j;
+	int rc;
+
+	if (!c || s3_args(o, c, &png))
+		return 2;
+	c->th = calloc((size_t)c->threads, sizeof(*c->th));
+	if (!c->th || json_open(&j, o->json))
+		return 1;
+	for (int p = 0; p < NSPATH; p++)
+		lat_init(&c->pooled[p]);
+	printf("\nseeds 003: %ld threads calling synchronize_rcu() in a loop for %.2f s per run, "
+	       "%ld repeats per path, paths interleaved; %ld idle registered threads\n",
+	       c->threads, c->dur_s, c->reps, c->idle);
+	machine_note(&j);
+	if (idle_start(&idle, c->idle))
+		return 1;
+	run_interleaved(NSPATH, (int)c->reps, s3_variant, c, "seeds 003",
+			(double)c->reps * NSPATH * (c->dur_s + 0.05));
+	idle_stop(&idle);
+	trcu_set_tunable("normal_wake_from_gp", path0);
+	s3_report(c, png);
+	s3_json(&j, c, png);
+	rc = json_close(&j) || c->err ? 1 : 0;
+	free(c->th);
+	free(c);
+	return rc;
+}
+
+/* ======================================================================
+ * seeds 004: synchronize_rcu() behind a long callback list
+ * ====================================================================== */
+
+#define S4_NK 5
+#define S4_REPS_MAX 50
+
+static const long s4_k[S4_NK] = { 0, 1000, 10000, 100000, 1000000 };
+
+static _Atomic unsigned long s4_ran;     /* callbacks run so far */
+static long s4_cb_ns;                    /* extra work per callback */
+
+struct s4_cell {
+	double *lat, *pos;     /* per sample: ns; callbacks run before return */
+	double rep_med[S4_REPS_MAX];
+	int n, nrep;
+};
+
+struct s4_ctx {
+	int nk, per[S4_NK];    /* K values used; samples per repeat */
+	long reps, cb_ns;
+	struct trcu_head *heads;
+	struct s4_cell cell[NSPATH][S4_NK];
+	long pushback;
+	int err;
+};
+
+static void s4_cb(struct trcu_head *h)
+{
+	(void)h;
+	if (s4_cb_ns) {
+		uint64_t end = now_ns() + (uint64_t)s4_cb_ns;
+
+		while (now_ns() < end)
+			;
+	}
+	atomic_fetch_add_explicit(&s4_ran, 1, memory_order_relaxed);
+}
+
+/* One sample: queue k callbacks on this thread, then time synchronize_rcu(). */
+static double s4_sample(struct s4_ctx *c, long k, double *pos)
+{
+	unsigned long base = atomic_load(&s4_ran);
+	uint64_t t0;
+	double ns;
+
+	for (long i = 0; i < k; i++)
+		call_rcu(&c->heads[i], s4_cb);
+	t0 = now_ns();
+	synchronize_rcu();
+	ns = (double)(now_ns() - t0);
+	*pos = (double)(atomic_load(&s4_ran) - base);
+	rcu_barrier();            /* the heads are reused; next sample starts idle */
+	return ns;
+}
+
+static void s4_variant(int v, int rep, void *arg)
+{
+	struct s4_ctx *c = arg;
+	int path = v / c->nk, k = v % c->nk;
+	struct s4_cell *cl = &c->cell[path][k];
+	double *lat = cl->lat + cl->n;
+
+	if (sp_apply(path)) {
+		c->err = 1;
+		return;
+	}
+	synchronize_rcu();        /* settle after the switch */
+	for (int i = 0; i < c->per[k]; i++, cl->n++)
+		cl->lat[cl->n] = s4_sample(c, s4_k[k], &cl->pos[cl->n]);
+	cl->rep_med[cl->nrep++] = median_of(lat, (size_t)c->per[k]);
+	(void)rep;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p-th percentile of n samples (interpolated; 100 = max). */
+static double s4_pct(const double *v, int n, double p)
+{
+	double *s = malloc((size_t)(n ? n : 1) * sizeof(*s)), r;
+
+	if (!s || n == 0) {
+		free(s);
+		return NAN;
+	}
+	memcpy(s, v, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_dbl);
+	r = percentile(s, (size_t)n, p);
+	free(s);
+	return r;
+}
+
+static void s4_row(struct table *t, const struct s4_ctx *c, int p, int k, double idle99)
+{
+	const struct s4_cell *cl = &c->cell[p][k];
+	struct summary rs, ps;
+	double p99 = s4_pct(cl->lat, cl->n, 99);
+	char b[3][32];
+
+	summarize(cl->rep_med, (size_t)cl->nrep, &rs);
+	summarize(cl->pos, (size_t)cl->n, &ps);
+	tab_cell(t, "%ld", s4_k[k]);
+	tab_cell(t, "%s", sp_name[p]);
+	tab_cell(t, "%d", cl->n);
+	tab_cell(t, "%s", fmt_ns(b[0], 32, s4_pct(cl->lat, cl->n, 50)));
+	tab_cell(t, "%s", fmt_ns(b[1], 32, p99));
+	tab_cell(t, "%s", fmt_ns(b[2], 32, s4_pct(cl->lat, cl->n, 100)));
+	tab_cell(t, "%.0f%%", rs.spread);
+	tab_cell(t, "%.2fx", p99 / idle99);
+	tab_cell(t, "%.0f (%.0f-%.0f)", ps.median, ps.min, ps.max);
+}
+
+static void s4_table(const struct s4_ctx *c)
+{
+	static const char *const cols[] = {
+		"K", "path (normal_wake_from_gp)", "samples", "p50", "p99", "max", "p50 spread",
+		"p99 / idle p99", "cbs run before return: median (min-max)",
+	};
+	static const int w[] = { 7, 26, 7, 10, 10, 10, 6, 8, 24 };
+	struct table t;
+
+	printf("\nsynchronize_rcu() after queueing K callbacks on the same thread "
+	       "(p50 spread = over the per-repeat medians):\n");
+	tab_start(&t, 9, cols, w);
+	for (int k = 0; k < c->nk; k++)
+		for (int p = 0; p < NSPATH; p++)
+			s4_row(&t, c, p, k, s4_pct(c->cell[p][0].lat, c->cell[p][0].n, 99));
+}
+
+/* Largest p99 / idle p99 over K > 0. */
+static double s4_worst_ratio(const struct s4_ctx *c, int p)
+{
+	double idle = s4_pct(c->cell[p][0].lat, c->cell[p][0].n, 99), worst = 0;
+
+	for (int k = 1; k < c->nk; k++)
+		worst = fmax(worst, s4_pct(c->cell[p][k].lat, c->cell[p][k].n, 99) / idle);
+	return worst;
+}
+
+static void s4_summary(const struct s4_ctx *c)
+{
+	int kk = c->nk - 1;
+	double r1 = s4_worst_ratio(c, SP_LIST), r2 = s4_worst_ratio(c, SP_FUTEX);
+	double w0 = s4_pct(c->cell[SP_WAKEME][0].lat, c->cell[SP_WAKEME][0].n, 99);
+	double wk = s4_pct(c->cell[SP_WAKEME][kk].lat, c->cell[SP_WAKEME][kk].n, 99);
+	struct summary pos;
+	char b[2][32];
+
+	summarize(c->cell[SP_WAKEME][kk].pos, (size_t)c->cell[SP_WAKEME][kk].n, &pos);
+	printf("\nSummary (seed 004):\n");
+	printf("- seed (kernel): wakeme_after_rcu() invoked last of a batch of 3613 callbacks "
+	       "(mobile, 7.3 ms after the batch started); lists up to 871001 callbacks, "
+	       "537691 invoked in one 260 ms batch\n");
+	printf("- ours, wakeme: the wake-up ran after %.0f of the %ld callbacks queued before it "
+	       "(median); p99 %s idle -> %s at K=%ld (%.1fx): %s\n", pos.median, s4_k[kk],
+	       fmt_ns(b[0], 32, w0), fmt_ns(b[1], 32, wk), s4_k[kk], wk / w0,
+	       wk > 2 * w0 ? "grows with K, as in the seed" : "does NOT grow with K here");
+	printf("- goal, wake-from-GP list: p99 within 2x its idle p99 at every K: worst %.2fx: %s\n",
+	       r1, r1 <= 2 ? "PASS" : "MISS");
+	printf("- GP-end futex (default): worst p99 / idle p99 %.2fx: %s\n", r2,
+	       r2 <= 2 ? "within 2x" : "beyond 2x");
+	printf("- call_rcu() push-backs during the run: %ld (cb_max_pending raised above K)\n",
+	       c->pushback);
+}
+
+static void s4_json(struct json *j, const struct s4_ctx *c)
+{
+	json_str(j, "command", "seeds 004");
+	json_int(j, "repeats", c->reps);
+	json_int(j, "callback_ns", c->cb_ns);
+	json_int(j, "pushbacks", c->pushback);
+	json_arr(j, "cells");
+	for (int p = 0; p < NSPATH; p++) {
+		for (int k = 0; k < c->nk; k++) {
+			const struct s4_cell *cl = &c->cell[p][k];
+
+			json_obj(j, NULL);
+			json_str(j, "path", sp_key[p]);
+			json_int(j, "normal_wake_from_gp", p);
+			json_int(j, "k", s4_k[k]);
+			json_int(j, "samples", cl->n);
+			json_num(j, "p50_ns", s4_pct(cl->lat, cl->n, 50));
+			json_num(j, "p99_ns", s4_pct(cl->lat, cl->n, 99));
+			json_num(j, "max_ns", s4_pct(cl->lat, cl->n, 100));
+			json_num(j, "cbs_run_before_return_median", median_of(cl->pos, (size_t)cl->n));
+			json_end(j, '}');
+		}
+	}
+	json_end(j, ']');
+	json_num(j, "list_worst_p99_over_idle_p99", s4_worst_ratio(c, SP_LIST));
+	json_num(j, "futex_worst_p99_over_idle_p99", s4_worst_ratio(c, SP_FUTEX));
+}
+
+static int s4_setup(struct tool_opts *o, struct s4_ctx *c)
+{
+	static const char *const names[] = { "--repeats", "--kmax", "--cb-ns", NULL };
+	long kmax = o->quick ? 100000 : 1000000;
+
+	if (!args_check(o, "seeds 004", names))
+		return -1;
+	c->reps = o->quick ? 3 : 7;
+	arg_long(o, "--repeats", 1, S4_REPS_MAX, &c->reps);
+	arg_long(o, "--kmax", 0, s4_k[S4_NK - 1], &kmax);
+	arg_long(o, "--cb-ns", 0, 100000, &c->cb_ns);
+	s4_cb_ns = c->cb_ns;
+	for (c->nk = 0; c->nk < S4_NK && s4_k[c->nk] <= kmax; c->nk++) {
+		long k = s4_k[c->nk];
+
+		c->per[c->nk] = k == 0 ? 100 : k <= 1000 ? 30 : k <= 10000 ? 10 : k <= 100000 ? 3 : 2;
+		for (int p = 0; p < NSPATH; p++) {
+			c->cell[p][c->nk].lat = calloc((size_t)(c->reps * c->per[c->nk]), sizeof(double));
+			c->cell[p][c->nk].pos = calloc((size_t)(c->reps * c->per[c->nk]), sizeof(double));
+			if (!c->cell[p][c->nk].lat || !c->cell[p][c->nk].pos)
+				return -1;
+		}
+	}
+	c->heads = calloc((size_t)(kmax ? kmax : 1), sizeof(*c->heads));
+	return c->heads ? 0 : -1;
+}
+
+static void s4_free(struct s4_ctx *c)
+{
+	for (int p = 0; p < NSPATH; p++) {
+		for (int k = 0; k < c->nk; k++) {
+			free(c->cell[p][k].lat);
+			free(c->cell[p][k].pos);
+		}
+	}
+	free(c->heads);
+	free(c);
+}
+
+static void s4_run(struct s4_ctx *c)
+{
+	long kmax = s4_k[c->nk - 1];
+	long path0 = tunable("normal_wake_from_gp"), maxp0 = tunable("cb_max_pending");
+	struct trcu_stats a, b;
+	double est = 0;
+
+	for (int k = 0; k < c->nk; k++)
+		est += (double)c->per[k] * (2e-5 + (double)s4_k[k] * 1.5e-7) * NSPATH * (double)c->reps;
+	if (trcu_set_tunable("cb_max_pending", 2 * kmax + 100000))
+		c->err = 1;
+	trcu_register_thread();
+	trcu_get_stats(&a);
+	run_interleaved(NSPATH * c->nk, (int)c->reps, s4_variant, c, "seeds 004", est);
+	trcu_get_stats(&b);
+	trcu_unregister_thread();
+	c->pushback = b.cbs_pushback - a.cbs_pushback;
+	trcu_set_tunable("normal_wake_from_gp", path0);
+	trcu_set_tunable("cb_max_pending", maxp0);
+}
+
+int seeds_004(struct tool_opts *o)
+{
+	struct s4_ctx *c = calloc(1, sizeof(*c));
+	struct json j;
+	int rc;
+
+	if (!c || s4_setup(o, c))
+		return 2;
+	if (json_open(&j, o->json))
+		return 1;
+	printf("\nseeds 004: the calling thread queues K call_rcu() callbacks (each: %ld ns of work "
+	       "+ a counter increment), then times synchronize_rcu(); K up to %ld, %ld repeats, "
+	       "paths and K interleaved; rcu_barrier() between samples\n",
+	       c->cb_ns, s4_k[c->nk - 1], c->reps);
+	machine_note(&j);
+	s4_run(c);
+	s4_table(c);
+	s4_summary(c);
+	s4_json(&j, c);
+	rc = json_close(&j) || c->err ? 1 : 0;
+	s4_free(c);
+	return rc;
+}
