@@ -122,6 +122,7 @@ static struct {
 	unsigned long fwd_pushback;
 	double fwd_max_drain_ms;
 	long cb_max_pending;
+	long lazy_saved;                 /* the lazy tunable before the run */
 } cbt = { .ring_lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct rd {
@@ -701,7 +702,7 @@ static void bar_cb(struct rcu_head *rh)
 static void barrier_round(unsigned int *rng)
 {
 	unsigned long n = 1 + rnd(rng) % 1000, q;
-	bool lazy = rnd(rng) % 4 == 0;
+	bool lazy = rnd(rng) % 4 == 0 && !cbt.lazy_saved;   /* lazy=1 already: always */
 	struct rcu_head *h = malloc(n * sizeof(*h));
 
 	if (!h) {
@@ -720,7 +721,7 @@ static void barrier_round(unsigned int *rng)
 	q = atomic_load(&cbt.queued);          /* other threads' callbacks, queued before */
 	rcu_barrier();
 	if (lazy)
-		trcu_set_tunable("lazy", 0);
+		trcu_set_tunable("lazy", cbt.lazy_saved);
 	if (atomic_load(&bar_count) != n || atomic_load(&cbt.invoked) < q) {
 		fprintf(stderr, "torture: rcu_barrier() returned with %lu of %lu callbacks run "
 			"(others: %lu of %lu)\n", atomic_load(&bar_count), n,
@@ -729,7 +730,7 @@ static void barrier_round(unsigned int *rng)
 	}
 	free(h);
 	atomic_fetch_add(&cbt.barriers, 1);
-	atomic_fetch_add(&cbt.lazy_barriers, lazy);
+	atomic_fetch_add(&cbt.lazy_barriers, lazy || cbt.lazy_saved);
 	atomic_fetch_add(&cbt.barrier_cbs, n);
 }
 
@@ -1204,6 +1205,7 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 	tt_init();
 	trcu_get_tunable("normal_wake_from_gp", &saved_path);
 	trcu_get_tunable("cb_max_pending", &cbt.cb_max_pending);
+	trcu_get_tunable("lazy", &cbt.lazy_saved);
 	if (tt.sync_path >= 0)
 		trcu_set_tunable("normal_wake_from_gp", tt.sync_path);
 	machine_note(&(struct json){ 0 });
