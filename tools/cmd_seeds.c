@@ -274,9 +274,27 @@ static struct qrow ratio_row(const char *metric, const char *goal, double t, dou
 	return (struct qrow){ metric, goal, t, l, ratio, pass, true };
 }
 
+/* Callback rows (issue 3 goals): enqueue, end-to-end, idle barrier, flood. */
+static int quick_cb_rows(struct qrow *q, const struct callbacks_result *c)
+{
+	double mib = c->flood_rss_growth_bytes[0] / (1024.0 * 1024.0);
+	int n = 0;
+
+	q[n++] = ratio_row("call_rcu enqueue ns", "<= 1.0x", c->enqueue_ns[0], c->enqueue_ns[1], 1.0, false);
+	q[n++] = ratio_row("1M callbacks end-to-end /s", ">= 1.0x", c->e2e_cbs_s[0], c->e2e_cbs_s[1], 1.0, true);
+	q[n++] = ratio_row("idle rcu_barrier p50 us", "<=100us", c->barrier_idle_p50_ns[0] / 1e3,
+			   c->barrier_idle_p50_ns[1] / 1e3, 1e9, false);
+	q[n - 1].pass = c->barrier_idle_p50_ns[0] <= 100e3;
+	q[n++] = ratio_row("flood peak RSS growth MiB", "<=0.25x", mib,
+			   c->flood_rss_growth_bytes[1] / (1024.0 * 1024.0), 0.25, false);
+	q[n - 1].pass = q[n - 1].pass && mib <= 64;
+	q[n++] = ratio_row("flood callbacks run /s", ">= 1.0x", c->flood_cbs_s[0], c->flood_cbs_s[1], 1.0, true);
+	return n;
+}
+
 static int quick_rows(struct qrow *q, const struct refscale_result *rs,
 		      const struct scale_result *sc, const struct seed000_result *s0,
-		      const struct torture_result *tr)
+		      const struct callbacks_result *cb, const struct torture_result *tr)
 {
 	const struct scale_point (*t)[3] = sc->pt[0], (*l)[3] = sc->pt[1];
 	int n = 0;
@@ -289,6 +307,7 @@ static int quick_rows(struct qrow *q, const struct refscale_result *rs,
 	q[n++] = ratio_row("2 busy readers: sync p50 us", "<= 1.0x", t[2][0].p50 / 1e3, l[2][0].p50 / 1e3, 1.0, false);
 	q[n++] = ratio_row("2 busy readers: sync p99 us", "<= 1.0x", t[2][0].p99 / 1e3, l[2][0].p99 / 1e3, 1.0, false);
 	q[n++] = ratio_row("64 callers: calls/s", ">= 1.0x", t[0][2].calls_s, l[0][2].calls_s, 1.0, true);
+	n += quick_cb_rows(q + n, cb);
 	q[n++] = (struct qrow){ "seed 000 early-report mean cut %", ">= 30%", s0->cut_pct, 0, 0,
 				s0->cut_pct >= 30, false };
 	q[n++] = (struct qrow){ "torture failures", "0", (double)tr->failures, 0, 0,
@@ -348,7 +367,8 @@ int cmd_quick(struct tool_opts *o)
 	struct scale_result sc;
 	struct seed000_result s0;
 	struct torture_result tr;
-	struct qrow rows[16];
+	struct callbacks_result cbr;
+	struct qrow rows[24];
 	uint64_t t0 = now_ns();
 	int n, rc001;
 	struct json j;
@@ -363,10 +383,12 @@ int cmd_quick(struct tool_opts *o)
 	seed000_main(&q, &s0);
 	refscale_main(&q, &rs);
 	scale_main(&q, &sc);
+	if (scale_callbacks_main(&q, &cbr))
+		return 1;
 	torture_main(&q, &tr);
 	fflush(stdout);
 	rc001 = seeds_001(&q);
-	n = quick_rows(rows, &rs, &sc, &s0, &tr);
+	n = quick_rows(rows, &rs, &sc, &s0, &cbr, &tr);
 	quick_print(rows, n, rc001, &j);
 	printf("quick: %.0f s in all; MISS = performance goal missed (exit status "
 	       "stays 0); FAIL on torture = exit 1\n", (double)(now_ns() - t0) / 1e9);
