@@ -43,14 +43,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Run fn in a child; it must die by SIGABRT with msg on stderr. */
-static inline void expect_death(void (*fn)(void), const char *msg)
+/* Run fn in a child process with its stderr captured into buf; returns
+ * the child's wait status. */
+static inline int run_child(void (*fn)(void), char *buf, size_t size)
 {
-	int pfd[2];
-	char buf[4096];
 	ssize_t n, len = 0;
+	int pfd[2], st;
 	pid_t pid;
-	int st;
 
 	CHECK(pipe(pfd) == 0);
 	pid = fork();
@@ -62,15 +61,24 @@ static inline void expect_death(void (*fn)(void), const char *msg)
 		_exit(0);
 	}
 	close(pfd[1]);
-	while ((n = read(pfd[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+	while ((n = read(pfd[0], buf + len, size - 1 - (size_t)len)) > 0)
 		len += n;
 	buf[len] = '\0';
 	close(pfd[0]);
 	CHECK(waitpid(pid, &st, 0) == pid);
+	return st;
+}
+
+/* Run fn in a child; it must die by SIGABRT with msg on stderr. */
+static inline void expect_death(void (*fn)(void), const char *msg)
+{
+	char buf[4096];
+	int st = run_child(fn, buf, sizeof(buf));
+
 	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || !strstr(buf, msg)) {
 		fprintf(stderr, "expected abort with \"%s\"; got status 0x%x, stderr:\n%s\n",
 			msg, st, buf);
-		exit(1);
+		CHECK_FAIL_EXIT();
 	}
 	printf("  aborts as expected: %s", strchr(buf, ':') ? strchr(buf, ':') + 2 : buf);
 }
@@ -78,31 +86,13 @@ static inline void expect_death(void (*fn)(void), const char *msg)
 /* Run fn in a child; it must exit 0 and print msg on stderr. */
 static inline void expect_message(void (*fn)(void), const char *msg)
 {
-	int pfd[2];
 	char buf[4096];
-	ssize_t n, len = 0;
-	pid_t pid;
-	int st;
+	int st = run_child(fn, buf, sizeof(buf));
 
-	CHECK(pipe(pfd) == 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		dup2(pfd[1], 2);
-		close(pfd[0]);
-		fn();
-		_exit(0);
-	}
-	close(pfd[1]);
-	while ((n = read(pfd[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
-		len += n;
-	buf[len] = '\0';
-	close(pfd[0]);
-	CHECK(waitpid(pid, &st, 0) == pid);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(buf, msg)) {
 		fprintf(stderr, "expected exit 0 and \"%s\"; got status 0x%x, stderr:\n%s\n",
 			msg, st, buf);
-		exit(1);
+		CHECK_FAIL_EXIT();
 	}
 	printf("  says: %s", buf);
 }
