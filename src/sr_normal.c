@@ -48,11 +48,13 @@ static struct {
 	struct trcu_work cleanup_work;
 	_Atomic(struct trcu_workqueue *) sync_wq;
 	pthread_mutex_t wq_lock;
+	pthread_mutex_t cleanup_lock;             /* one cleanup pass at a time */
 	_Atomic int cleanups_pending;             /* queued or running works */
 	_Atomic long nr_waiting;                  /* waiters not yet returned */
 	_Atomic long n_direct, n_deferred, n_no_head, n_inline;
 } srs = {
 	.wq_lock = PTHREAD_MUTEX_INITIALIZER,
+	.cleanup_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static bool rcu_sr_is_wait_head(struct sr_node *n)
@@ -152,6 +154,8 @@ bool rcu_sr_done(struct sr_node *n)
 	return atomic_load_explicit(&n->done, memory_order_acquire) != 0;
 }
 
+static void rcu_sr_normal_cleanup_locked(void);
+
 /*
  * GP init (driver, gp_mutex held): cover every waiter added so far with a
  * new wait head.  Returns false when waiters could not be covered because
@@ -168,17 +172,28 @@ bool rcu_sr_normal_gp_init(void)
 		return true;   /* nobody new to cover */
 	wh = rcu_sr_get_wait_head();
 	if (!wh) {
+		/*
+		 * Every wait head waits for the cleanup work.  Do its job here
+		 * (serialized with it by cleanup_lock) rather than start GPs
+		 * that cover nobody while holding gp_mutex: that starved the
+		 * work (helper's seeds 004 run: 2M empty GP inits).
+		 */
 		atomic_fetch_add_explicit(&srs.n_no_head, 1, memory_order_relaxed);
-		return false;
+		pthread_mutex_lock(&srs.cleanup_lock);
+		rcu_sr_normal_cleanup_locked();
+		pthread_mutex_unlock(&srs.cleanup_lock);
+		wh = rcu_sr_get_wait_head();
+		if (!wh)
+			return false;
 	}
 	sr_llist_add(wh);
 	srs.srs_wait_tail = wh;
 	return true;
 }
 
-/* The cleanup work: wake everything older than the done tail and recycle
- * the wait heads found there. */
-static void rcu_sr_normal_gp_cleanup_work(struct trcu_work *work)
+/* Wake everything older than the done tail and recycle the wait heads
+ * found there.  Caller holds cleanup_lock. */
+static void rcu_sr_normal_cleanup_locked(void)
 {
 	/* Acquire: pairs with the release in rcu_sr_normal_gp_cleanup(): the
 	 * driver's direct wakes and unlinks are visible. */
@@ -199,6 +214,14 @@ static void rcu_sr_normal_gp_cleanup_work(struct trcu_work *work)
 		atomic_fetch_add_explicit(&srs.n_deferred, 1, memory_order_relaxed);
 		rcu_sr_normal_complete(n);
 	}
+}
+
+/* The cleanup work item. */
+static void rcu_sr_normal_gp_cleanup_work(struct trcu_work *work)
+{
+	pthread_mutex_lock(&srs.cleanup_lock);
+	rcu_sr_normal_cleanup_locked();
+	pthread_mutex_unlock(&srs.cleanup_lock);
 	/* Release: our list changes before the driver's fast path may
 	 * recycle wait heads itself; pairs with its acquire load. */
 	atomic_fetch_sub_explicit(&srs.cleanups_pending, 1, memory_order_release);

@@ -60,7 +60,7 @@ struct canvas {
 	uint8_t *px;
 };
 
-static const char font_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ .%()-=:/,_+<>";
+static const char font_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ .%()-=:/,_+<>'";
 static const uint8_t font_rows[][7] = {
 	{ 0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E }, { 0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E },
 	{ 0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F }, { 0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E },
@@ -87,6 +87,7 @@ static const uint8_t font_rows[][7] = {
 	{ 0, 0x01, 0x02, 0x04, 0x08, 0x10, 0 },       { 0, 0, 0, 0, 0x0C, 0x04, 0x08 },
 	{ 0, 0, 0, 0, 0, 0, 0x1F },                   { 0, 0x04, 0x04, 0x1F, 0x04, 0x04, 0 },
 	{ 0x02, 0x04, 0x08, 0x10, 0x08, 0x04, 0x02 }, { 0x08, 0x04, 0x02, 0x01, 0x02, 0x04, 0x08 },
+	{ 0x04, 0x04, 0x08, 0, 0, 0, 0 },
 };
 _Static_assert(sizeof(font_rows) / sizeof(font_rows[0]) == sizeof(font_chars) - 1,
 	       "one glyph per font character");
@@ -327,7 +328,7 @@ static void panel_frame(struct canvas *cv, const struct panel *p, const char *ti
 	}
 	cv_rect(cv, p->x0, p->y0, p->x0, p->y1, AXIS_RGB);
 	cv_text(cv, p->x0, p->y0 - 26, title, 2, AXIS_RGB, 0);
-	cv_text(cv, 8, p->y0 - 10, "% OF CALLS", 1, AXIS_RGB, 0);
+	cv_text(cv, 8, p->y0 - 14, "% OF CALLS", 1, AXIS_RGB, 0);
 }
 
 static void legend(struct canvas *cv, int x, int y, const char *label, uint32_t rgb)
@@ -353,7 +354,7 @@ static const long seed3[2][S3_SEED_ROWS] = {
 };
 static const char *const seed3_name[2] = { "seed default", "seed wake_from_gp" };
 
-enum { F_P50, F_P90, F_P99, F_MAX, F_CPS, NF };
+enum { F_P50, F_P90, F_P99, F_MAX, F_CPS, F_TOP, NF };   /* F_TOP: busiest thread's % of calls */
 
 struct s3_ctx;
 
@@ -371,7 +372,7 @@ struct s3_ctx {
 	struct s3_thread *th;
 	struct lat_hist rep_h, pooled[NSPATH];
 	double rep[NSPATH][S3_REPS_MAX][NF];
-	long direct[NSPATH], deferred[NSPATH], no_head[NSPATH], runs[NSPATH];
+	long direct[NSPATH], deferred[NSPATH], no_head[NSPATH], gps[NSPATH];
 	double edges[S3_EDGES_MAX];   /* adaptive bucket edges, ns */
 	int nedges;
 };
@@ -441,8 +442,12 @@ static void s3_record(struct s3_ctx *c, int path, int rep, double secs)
 	double *r = c->rep[path][rep];
 
 	lat_init(h);
-	for (long i = 0; i < c->threads; i++)
+	r[F_TOP] = 0;
+	for (long i = 0; i < c->threads; i++) {
 		lat_merge(h, &c->th[i].h);
+		r[F_TOP] = fmax(r[F_TOP], (double)c->th[i].h.count);
+	}
+	r[F_TOP] = h->count ? 100 * r[F_TOP] / (double)h->count : 0;
 	lat_merge(&c->pooled[path], h);
 	r[F_P50] = lat_pct(h, 50);
 	r[F_P90] = lat_pct(h, 90);
@@ -488,7 +493,7 @@ static void s3_variant(int path, int rep, void *arg)
 	c->direct[path] += b.sr_woken_direct - a.sr_woken_direct;
 	c->deferred[path] += b.sr_woken_deferred - a.sr_woken_deferred;
 	c->no_head[path] += b.sr_no_wait_head - a.sr_no_wait_head;
-	c->runs[path]++;
+	c->gps[path] += (long)(b.gp_completed - a.gp_completed);
 }
 
 /* Median over the repeats of one figure (and its summary). */
@@ -507,15 +512,16 @@ static void s3_summary_table(const struct s3_ctx *c)
 {
 	static const char *const cols[] = {
 		"path (normal_wake_from_gp)", "calls", "calls/s", "p50", "p90", "p99", "max",
-		"p50 spread", "woken direct/deferred",
+		"p50 spread", "GPs", "woken direct/deferred", "top thread",
 	};
-	static const int w[] = { 26, 8, 8, 10, 10, 10, 10, 6, 12 };
+	static const int w[] = { 26, 8, 8, 10, 10, 10, 10, 6, 8, 12, 5 };
 	struct table t;
 	char b[4][32];
 
-	printf("\nPer path (median over %ld repeats of p50/p90/p99 and calls/s; max = largest seen):\n",
-	       c->reps);
-	tab_start(&t, 9, cols, w);
+	printf("\nPer path (median over %ld repeats of p50/p90/p99 and calls/s; max = largest seen;\n"
+	       "top thread = the busiest caller's share of the calls, fair = %.1f%%):\n",
+	       c->reps, 100.0 / (double)c->threads);
+	tab_start(&t, 11, cols, w);
 	for (int p = 0; p < NSPATH; p++) {
 		struct summary s;
 		double p50 = s3_med(c, p, F_P50, &s);
@@ -528,7 +534,9 @@ static void s3_summary_table(const struct s3_ctx *c)
 		tab_cell(&t, "%s", fmt_ns(b[2], 32, s3_med(c, p, F_P99, NULL)));
 		tab_cell(&t, "%s", fmt_ns(b[3], 32, (double)c->pooled[p].max));
 		tab_cell(&t, "%.0f%%", s.spread);
+		tab_cell(&t, "%ld", c->gps[p]);
 		tab_cell(&t, "%ld/%ld", c->direct[p], c->deferred[p]);
+		tab_cell(&t, "%.1f%%", s3_med(c, p, F_TOP, NULL));
 	}
 }
 
@@ -649,16 +657,19 @@ static void s3_compare(const struct s3_ctx *c)
 	printf("- seed (kernel, 64 CPUs): p50 %s -> %s with rcu_normal_wake_from_gp (%.0f%% cut); "
 	       "p90 %s -> %s\n", fmt_ns(b[0], 32, sd), fmt_ns(b[1], 32, sw), (1 - sw / sd) * 100,
 	       fmt_ns(b[2], 32, seed3_pct(0, 90)), fmt_ns(b[3], 32, seed3_pct(1, 90)));
-	printf("- ours: p50 wakeme %s -> list %s (%.0f%% cut), p99 %s -> %s (%.0f%% cut)\n",
-	       fmt_ns(b[0], 32, o0), fmt_ns(b[1], 32, o1), (1 - o1 / o0) * 100,
-	       fmt_ns(b[2], 32, q0), fmt_ns(b[3], 32, q1), (1 - q1 / q0) * 100);
+	printf("- ours: p50 wakeme %s -> list %s (x%.2f), p99 %s -> %s (x%.2f): %s\n",
+	       fmt_ns(b[0], 32, o0), fmt_ns(b[1], 32, o1), o1 / o0,
+	       fmt_ns(b[2], 32, q0), fmt_ns(b[3], 32, q1), q1 / q0,
+	       o1 < o0 ? "the list is faster, as in the seed" : "the seed's cut is NOT reproduced here");
 	printf("- treercu default (GP-end futex): p50 %s, p99 %s, %.0f calls/s "
 	       "(list: %.0f, wakeme: %.0f)\n", fmt_ns(b[4], 32, o2),
 	       fmt_ns(b[5], 32, s3_med(c, SP_FUTEX, F_P99, NULL)), s3_med(c, SP_FUTEX, F_CPS, NULL),
 	       s3_med(c, SP_LIST, F_CPS, NULL), s3_med(c, SP_WAKEME, F_CPS, NULL));
-	printf("- list path: %ld waiters woken directly by the GP, %ld by the cleanup work, "
-	       "%ld GP inits found no free wait head\n",
-	       c->direct[SP_LIST], c->deferred[SP_LIST], c->no_head[SP_LIST]);
+	printf("- list path: %ld waiters woken directly by the GP, %ld by the cleanup work; "
+	       "%ld GP inits found no free wait head; %ld GPs for %llu calls (wakeme: %ld, "
+	       "futex: %ld)\n", c->direct[SP_LIST], c->deferred[SP_LIST], c->no_head[SP_LIST],
+	       c->gps[SP_LIST], (unsigned long long)c->pooled[SP_LIST].count, c->gps[SP_WAKEME],
+	       c->gps[SP_FUTEX]);
 }
 
 /* ---- seeds 003 plot ----------------------------------------------------- */
@@ -685,7 +696,7 @@ static void s3_plot_log(struct canvas *cv, const struct s3_ctx *c, struct panel 
 	double dlo = floor(log10(c->edges[0])), dhi = ceil(log10(c->edges[c->nedges - 1]));
 	int nb = (int)(dhi - dlo) * S3_BINS_PER_DEC;
 	static double y[NSPATH][S3_BINS_MAX];
-	char b[32];
+	char b[96];
 
 	nb = nb > S3_BINS_MAX ? S3_BINS_MAX : nb;
 	p->ymax = 0;
@@ -700,7 +711,9 @@ static void s3_plot_log(struct canvas *cv, const struct s3_ctx *c, struct panel 
 		}
 	}
 	p->ymax = nice_ceil(p->ymax);
-	panel_frame(cv, p, "SYNCHRONIZE_RCU() LATENCY, 64 THREADS: LOG BINS (10 PER DECADE)");
+	snprintf(b, sizeof(b), "SYNCHRONIZE_RCU() LATENCY, %ld THREADS: LOG BINS (10 PER DECADE)",
+		 c->threads);
+	panel_frame(cv, p, b);
 	for (int d = (int)dlo; d <= (int)dhi; d++) {
 		int x = log_x(p, dlo, dhi, d);
 
@@ -783,7 +796,9 @@ static int s3_plot(const struct s3_ctx *c, const char *path)
 
 static void s3_json_path(struct json *j, const struct s3_ctx *c, int p)
 {
-	static const char *const fk[NF] = { "p50_ns", "p90_ns", "p99_ns", "max_ns", "calls_s" };
+	static const char *const fk[NF] = {
+		"p50_ns", "p90_ns", "p99_ns", "max_ns", "calls_s", "top_thread_pct",
+	};
 	uint64_t v[S3_EDGES_MAX];
 
 	json_obj(j, sp_key[p]);
@@ -808,6 +823,7 @@ static void s3_json_path(struct json *j, const struct s3_ctx *c, int p)
 	json_int(j, "sr_woken_direct", c->direct[p]);
 	json_int(j, "sr_woken_deferred", c->deferred[p]);
 	json_int(j, "sr_no_wait_head", c->no_head[p]);
+	json_int(j, "grace_periods", c->gps[p]);
 	json_end(j, '}');
 }
 
@@ -914,17 +930,19 @@ static long s4_cb_ns;                    /* extra work per callback */
 
 struct s4_cell {
 	double *lat, *pos;     /* per sample: ns; callbacks run before return */
+	double *pend;          /* ... of the k, not yet run when the call began */
 	double rep_med[S4_REPS_MAX];
 	int n, nrep;
 };
 
 struct s4_ctx {
 	int nk, per[S4_NK];    /* K values used; samples per repeat */
-	long reps, cb_ns;
+	long reps, cb_ns, hold;
 	struct trcu_head *heads;
 	struct s4_cell cell[NSPATH][S4_NK];
-	long pushback;
-	int err;
+	long pushback, in_section;
+	int err, hstate;
+	uint64_t t_release;
 };
 
 static void s4_cb(struct trcu_head *h)
@@ -939,21 +957,77 @@ static void s4_cb(struct trcu_head *h)
 	atomic_fetch_add_explicit(&s4_ran, 1, memory_order_relaxed);
 }
 
+/*
+ * The grace-period holder (--hold 1): a registered thread that enters a
+ * read-side section before the caller queues its k callbacks and leaves it
+ * S4_HOLD_NS after the caller has entered synchronize_rcu().  No grace
+ * period can end meanwhile, so all k are pending when synchronize_rcu() is
+ * called and the wake-up callback (wakeme path) is queued behind them, as
+ * in the kernel, where a grace period lasts milliseconds and the callbacks
+ * queued during it form one batch.  Latency is timed from the holder's
+ * rcu_read_unlock(), the moment the grace period may end.
+ */
+#define S4_HOLD_NS 200000
+enum { H_IDLE, H_HOLD, H_HELD, H_CALLING, H_RELEASED, H_STOP };
+
+static void s4_wait_state(int *st, int want)
+{
+	while (__atomic_load_n(st, __ATOMIC_ACQUIRE) != want)
+		sleep_ns(10000);
+}
+
+static void *s4_holder(void *arg)
+{
+	struct s4_ctx *c = arg;
+	int st;
+
+	trcu_register_thread();
+	while ((st = __atomic_load_n(&c->hstate, __ATOMIC_ACQUIRE)) != H_STOP) {
+		if (st != H_HOLD) {
+			sleep_ns(10000);
+			continue;
+		}
+		rcu_read_lock();
+		__atomic_store_n(&c->hstate, H_HELD, __ATOMIC_RELEASE);
+		s4_wait_state(&c->hstate, H_CALLING);
+		sleep_ns(S4_HOLD_NS);            /* the caller is now in synchronize_rcu() */
+		c->t_release = now_ns();
+		rcu_read_unlock();
+		__atomic_store_n(&c->hstate, H_RELEASED, __ATOMIC_RELEASE);
+	}
+	trcu_unregister_thread();
+	return NULL;
+}
+
 /* One sample: queue k callbacks on this thread, then time synchronize_rcu(). */
-static double s4_sample(struct s4_ctx *c, long k, double *pos)
+static double s4_sample(struct s4_ctx *c, long k, double *pos, double *pend)
 {
 	unsigned long base = atomic_load(&s4_ran);
-	uint64_t t0;
-	double ns;
+	uint64_t t0, t1;
 
+	if (c->hold) {
+		__atomic_store_n(&c->hstate, H_HOLD, __ATOMIC_RELEASE);
+		s4_wait_state(&c->hstate, H_HELD);
+	}
 	for (long i = 0; i < k; i++)
 		call_rcu(&c->heads[i], s4_cb);
+	/* With the holder in its section none may have run yet: counted, and
+	 * reported as a library bug. */
+	if (c->hold)
+		c->in_section += (long)(atomic_load(&s4_ran) - base);
+	*pend = (double)(k - (long)(atomic_load(&s4_ran) - base));
+	if (c->hold)
+		__atomic_store_n(&c->hstate, H_CALLING, __ATOMIC_RELEASE);
 	t0 = now_ns();
 	synchronize_rcu();
-	ns = (double)(now_ns() - t0);
+	t1 = now_ns();
 	*pos = (double)(atomic_load(&s4_ran) - base);
+	if (c->hold) {
+		s4_wait_state(&c->hstate, H_RELEASED);
+		t0 = c->t_release < t1 ? c->t_release : t1;
+	}
 	rcu_barrier();            /* the heads are reused; next sample starts idle */
-	return ns;
+	return (double)(t1 - t0);
 }
 
 static void s4_variant(int v, int rep, void *arg)
@@ -969,7 +1043,7 @@ static void s4_variant(int v, int rep, void *arg)
 	}
 	synchronize_rcu();        /* settle after the switch */
 	for (int i = 0; i < c->per[k]; i++, cl->n++)
-		cl->lat[cl->n] = s4_sample(c, s4_k[k], &cl->pos[cl->n]);
+		cl->lat[cl->n] = s4_sample(c, s4_k[k], &cl->pos[cl->n], &cl->pend[cl->n]);
 	cl->rep_med[cl->nrep++] = median_of(lat, (size_t)c->per[k]);
 	(void)rep;
 }
@@ -1014,6 +1088,7 @@ static void s4_row(struct table *t, const struct s4_ctx *c, int p, int k, double
 	tab_cell(t, "%s", fmt_ns(b[2], 32, s4_pct(cl->lat, cl->n, 100)));
 	tab_cell(t, "%.0f%%", rs.spread);
 	tab_cell(t, "%.2fx", p99 / idle99);
+	tab_cell(t, "%.0f", median_of(cl->pend, (size_t)cl->n));
 	tab_cell(t, "%.0f (%.0f-%.0f)", ps.median, ps.min, ps.max);
 }
 
@@ -1021,14 +1096,14 @@ static void s4_table(const struct s4_ctx *c)
 {
 	static const char *const cols[] = {
 		"K", "path (normal_wake_from_gp)", "samples", "p50", "p99", "max", "p50 spread",
-		"p99 / idle p99", "cbs run before return: median (min-max)",
+		"p99 / idle p99", "pending at call", "cbs run before return: median (min-max)",
 	};
-	static const int w[] = { 7, 26, 7, 10, 10, 10, 6, 8, 24 };
+	static const int w[] = { 7, 26, 7, 10, 10, 10, 6, 8, 8, 24 };
 	struct table t;
 
 	printf("\nsynchronize_rcu() after queueing K callbacks on the same thread "
 	       "(p50 spread = over the per-repeat medians):\n");
-	tab_start(&t, 9, cols, w);
+	tab_start(&t, 10, cols, w);
 	for (int k = 0; k < c->nk; k++)
 		for (int p = 0; p < NSPATH; p++)
 			s4_row(&t, c, p, k, s4_pct(c->cell[p][0].lat, c->cell[p][0].n, 99));
@@ -1066,8 +1141,14 @@ static void s4_summary(const struct s4_ctx *c)
 	       r1, r1 <= 2 ? "PASS" : "MISS");
 	printf("- GP-end futex (default): worst p99 / idle p99 %.2fx: %s\n", r2,
 	       r2 <= 2 ? "within 2x" : "beyond 2x");
+	printf("- at K=%ld, p99 list / wakeme = %.3f, futex / wakeme = %.3f\n", s4_k[kk],
+	       s4_pct(c->cell[SP_LIST][kk].lat, c->cell[SP_LIST][kk].n, 99) / wk,
+	       s4_pct(c->cell[SP_FUTEX][kk].lat, c->cell[SP_FUTEX][kk].n, 99) / wk);
 	printf("- call_rcu() push-backs during the run: %ld (cb_max_pending raised above K)\n",
 	       c->pushback);
+	if (c->in_section)
+		printf("- LIBRARY BUG: %ld callbacks ran while the thread that queued them was still "
+		       "inside its read-side section\n", c->in_section);
 }
 
 static void s4_json(struct json *j, const struct s4_ctx *c)
@@ -1075,7 +1156,9 @@ static void s4_json(struct json *j, const struct s4_ctx *c)
 	json_str(j, "command", "seeds 004");
 	json_int(j, "repeats", c->reps);
 	json_int(j, "callback_ns", c->cb_ns);
+	json_int(j, "hold", c->hold);
 	json_int(j, "pushbacks", c->pushback);
+	json_int(j, "callbacks_run_inside_section", c->in_section);
 	json_arr(j, "cells");
 	for (int p = 0; p < NSPATH; p++) {
 		for (int k = 0; k < c->nk; k++) {
@@ -1090,6 +1173,7 @@ static void s4_json(struct json *j, const struct s4_ctx *c)
 			json_num(j, "p99_ns", s4_pct(cl->lat, cl->n, 99));
 			json_num(j, "max_ns", s4_pct(cl->lat, cl->n, 100));
 			json_num(j, "cbs_run_before_return_median", median_of(cl->pos, (size_t)cl->n));
+			json_num(j, "pending_at_call_median", median_of(cl->pend, (size_t)cl->n));
 			json_end(j, '}');
 		}
 	}
@@ -1100,24 +1184,27 @@ static void s4_json(struct json *j, const struct s4_ctx *c)
 
 static int s4_setup(struct tool_opts *o, struct s4_ctx *c)
 {
-	static const char *const names[] = { "--repeats", "--kmax", "--cb-ns", NULL };
+	static const char *const names[] = { "--repeats", "--kmax", "--cb-ns", "--hold", NULL };
 	long kmax = o->quick ? 100000 : 1000000;
 
 	if (!args_check(o, "seeds 004", names))
 		return -1;
-	c->reps = o->quick ? 3 : 7;
+	c->reps = o->quick ? 5 : 7;
 	arg_long(o, "--repeats", 1, S4_REPS_MAX, &c->reps);
 	arg_long(o, "--kmax", 0, s4_k[S4_NK - 1], &kmax);
 	arg_long(o, "--cb-ns", 0, 100000, &c->cb_ns);
+	c->hold = 1;
+	arg_long(o, "--hold", 0, 1, &c->hold);
 	s4_cb_ns = c->cb_ns;
 	for (c->nk = 0; c->nk < S4_NK && s4_k[c->nk] <= kmax; c->nk++) {
 		long k = s4_k[c->nk];
 
-		c->per[c->nk] = k == 0 ? 100 : k <= 1000 ? 30 : k <= 10000 ? 10 : k <= 100000 ? 3 : 2;
+		c->per[c->nk] = k == 0 ? 200 : k <= 1000 ? 100 : k <= 10000 ? 40 : k <= 100000 ? 10 : 4;
 		for (int p = 0; p < NSPATH; p++) {
 			c->cell[p][c->nk].lat = calloc((size_t)(c->reps * c->per[c->nk]), sizeof(double));
 			c->cell[p][c->nk].pos = calloc((size_t)(c->reps * c->per[c->nk]), sizeof(double));
-			if (!c->cell[p][c->nk].lat || !c->cell[p][c->nk].pos)
+			c->cell[p][c->nk].pend = calloc((size_t)(c->reps * c->per[c->nk]), sizeof(double));
+			if (!c->cell[p][c->nk].lat || !c->cell[p][c->nk].pos || !c->cell[p][c->nk].pend)
 				return -1;
 		}
 	}
@@ -1131,6 +1218,7 @@ static void s4_free(struct s4_ctx *c)
 		for (int k = 0; k < c->nk; k++) {
 			free(c->cell[p][k].lat);
 			free(c->cell[p][k].pos);
+			free(c->cell[p][k].pend);
 		}
 	}
 	free(c->heads);
@@ -1142,17 +1230,22 @@ static void s4_run(struct s4_ctx *c)
 	long kmax = s4_k[c->nk - 1];
 	long path0 = tunable("normal_wake_from_gp"), maxp0 = tunable("cb_max_pending");
 	struct trcu_stats a, b;
+	pthread_t holder;
 	double est = 0;
 
 	for (int k = 0; k < c->nk; k++)
 		est += (double)c->per[k] * (2e-5 + (double)s4_k[k] * 1.5e-7) * NSPATH * (double)c->reps;
 	if (trcu_set_tunable("cb_max_pending", 2 * kmax + 100000))
 		c->err = 1;
+	if (pthread_create(&holder, NULL, s4_holder, c))
+		exit(1);
 	trcu_register_thread();
 	trcu_get_stats(&a);
 	run_interleaved(NSPATH * c->nk, (int)c->reps, s4_variant, c, "seeds 004", est);
 	trcu_get_stats(&b);
 	trcu_unregister_thread();
+	__atomic_store_n(&c->hstate, H_STOP, __ATOMIC_RELEASE);
+	pthread_join(holder, NULL);
 	c->pushback = b.cbs_pushback - a.cbs_pushback;
 	trcu_set_tunable("normal_wake_from_gp", path0);
 	trcu_set_tunable("cb_max_pending", maxp0);
@@ -1169,9 +1262,11 @@ int seeds_004(struct tool_opts *o)
 	if (json_open(&j, o->json))
 		return 1;
 	printf("\nseeds 004: the calling thread queues K call_rcu() callbacks (each: %ld ns of work "
-	       "+ a counter increment), then times synchronize_rcu(); K up to %ld, %ld repeats, "
-	       "paths and K interleaved; rcu_barrier() between samples\n",
-	       c->cb_ns, s4_k[c->nk - 1], c->reps);
+	       "+ a counter increment)%s, then times synchronize_rcu(); K up to %ld, %ld repeats, "
+	       "paths and K interleaved; rcu_barrier() between samples\n", c->cb_ns,
+	       c->hold ? " while another thread holds a read-side section (released 200 us after "
+			 "the call; latency timed from that release)"
+		       : " (--hold 0: they may run while being queued)", s4_k[c->nk - 1], c->reps);
 	machine_note(&j);
 	s4_run(c);
 	s4_table(c);
