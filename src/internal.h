@@ -108,6 +108,8 @@ struct rcu_tree {
 	int level_first[RCU_MAX_LEVELS];
 	int level_cnt[RCU_MAX_LEVELS];
 	struct rcu_tree *retired_next;
+	int *active;                  /* leaves with online slots this GP ... */
+	int nr_active;                /* ... (set at GP init, driver only) */
 	struct rcu_node nodes[];      /* breadth first: nodes[0] is the root */
 };
 

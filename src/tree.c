@@ -72,10 +72,12 @@ struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
 		total += cnt[i];
 	nodes_sz = sizeof(*t) + (size_t)total * sizeof(struct rcu_node);
 	snaps_sz = (size_t)cnt[levels - 1] * (size_t)fanout_leaf * sizeof(unsigned long);
-	if (posix_memalign((void **)&t, 64, nodes_sz + snaps_sz))
+	if (posix_memalign((void **)&t, 64, nodes_sz + snaps_sz +
+			   (size_t)cnt[levels - 1] * sizeof(int)))
 		return NULL;
 	memset(t, 0, nodes_sz + snaps_sz);
 	snaps = (unsigned long *)((char *)t + nodes_sz);
+	t->active = (int *)((char *)snaps + snaps_sz);
 	t->fanout = fanout;
 	t->fanout_leaf = fanout_leaf;
 	t->levels = levels;
@@ -262,14 +264,17 @@ static void rcu_gp_init_tree(unsigned long gps)
 	for (int i = 0; i < t->levels - 1; i++)
 		for (int j = 0; j < t->level_cnt[i]; j++)
 			t->nodes[t->level_first[i] + j].qsmaskinit = 0;
+	t->nr_active = 0;
 	for (int i = t->levels - 1; i >= 0; i--) {
 		for (int j = 0; j < t->level_cnt[i]; j++) {
 			struct rcu_node *rnp = &t->nodes[t->level_first[i] + j];
 
 			if (i == t->levels - 1) {
-				pthread_mutex_lock(&rnp->lock);
+				/* qsmaskinitnext is written only under ofl_lock,
+				 * which we hold: no leaf lock needed to read it. */
 				rnp->qsmaskinit = rnp->qsmaskinitnext;
-				pthread_mutex_unlock(&rnp->lock);
+				if (rnp->qsmaskinit)
+					t->active[t->nr_active++] = j;
 			}
 			if (rnp->qsmaskinit && rnp->parent)
 				rnp->parent->qsmaskinit |= rnp->grpmask;
@@ -281,6 +286,10 @@ static void rcu_gp_init_tree(unsigned long gps)
 	for (int n = 0; n < t->nr_nodes; n++) {
 		struct rcu_node *rnp = &t->nodes[n];
 
+		/* Nothing online below: its qsmask is already 0 (the last GP
+		 * ended with every node empty) and stays so. */
+		if (!rnp->qsmaskinit && n)
+			continue;
 		pthread_mutex_lock(&rnp->lock);
 		rnp->qsmask = rnp->qsmaskinit;
 		rnp->gp_seq = gps;
@@ -298,8 +307,10 @@ static void rcu_for_each_holdout_leaf(void (*fn)(struct rcu_node *, void *), voi
 	struct rcu_tree *t = rcu_tree();
 	int l = t->levels - 1;
 
-	for (int j = 0; j < t->level_cnt[l]; j++) {
-		struct rcu_node *leaf = &t->nodes[t->level_first[l] + j];
+	/* Only the leaves that had online slots at GP init (a tree grown for
+	 * 64 callers that have gone keeps its size). */
+	for (int a = 0; a < t->nr_active; a++) {
+		struct rcu_node *leaf = &t->nodes[t->level_first[l] + t->active[a]];
 
 		pthread_mutex_lock(&leaf->lock);
 		if (!leaf->qsmask) {
@@ -777,6 +788,29 @@ static void rcu_gp_handoff(void)
 }
 
 /*
+ * A grace period usually ends within microseconds, and a futex wake-up costs
+ * tens of them here: poll gp_end_futex briefly before sleeping (as liburcu's
+ * waiters do).  Bounded, and with pause instructions, so an oversubscribed
+ * machine loses little.  Returns true when the word moved.
+ */
+#define RCU_WAIT_SPIN_NS (5 * 1000L)
+
+static bool rcu_wait_gp_spin(uint32_t v)
+{
+	long until = trcu_now_ns() + RCU_WAIT_SPIN_NS;
+
+	do {
+		for (int i = 0; i < 16; i++)
+			cpu_relax();
+		/* Acquire: pairs with the seq_cst increment in
+		 * rcu_wake_gp_waiters(), as the futex path does. */
+		if (atomic_load_explicit(&rcu_state.gp_end_futex, memory_order_acquire) != v)
+			return true;
+	} while (trcu_now_ns() < until);
+	return false;
+}
+
+/*
  * Before handing off, serve the callers already waiting: drive until the
  * furthest GP requested *now* (at most two more GPs, since the target is
  * fixed).  Handing off instead wakes every sleeper to race for gp_mutex,
@@ -825,7 +859,8 @@ static void rcu_wait_gp(unsigned long s, bool exp)
 		}
 		if (!drive)
 			rcu_gp_kthread_wake();
-		trcu_futex_wait(&rcu_state.gp_end_futex, v, -1);
+		if (!rcu_wait_gp_spin(v))
+			trcu_futex_wait(&rcu_state.gp_end_futex, v, -1);
 		atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
 	}
 	if (registered)
