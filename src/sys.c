@@ -81,15 +81,20 @@ void trcu_futex_wake(_Atomic uint32_t *addr, int n)
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
+static void trcu_vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void trcu_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("treercu: fatal: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	trcu_vreport("treercu: fatal: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	fflush(stderr);
 	abort();
 }
@@ -98,9 +103,7 @@ void trcu_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("treercu: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	trcu_vreport("treercu: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
