@@ -150,6 +150,7 @@ struct trcu_tunables {
 	_Atomic long nocb_threads;
 	_Atomic long rcu_free_drain_ms;
 	_Atomic long normal_wake_from_gp;
+	_Atomic long nocb_nice;
 	_Atomic long profile;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -399,6 +400,10 @@ static void *rcu_nocb_kthread(void *arg)
 	struct nocb_pass p;
 
 	pthread_setname_np(pthread_self(), "trcu_nocb");
+	/* nocb_nice: let woken synchronize_rcu() callers run before a long
+	 * callback batch (Linux: nice applies per thread).  Best effort. */
+	if (TUN(nocb_nice))
+		(void)setpriority(PRIO_PROCESS, (id_t)trcu_gettid(), (int)TUN(nocb_nice));
 	nocb_self = true;
 	grp->blimit = TUN(blimit);
 	for (;;) {
