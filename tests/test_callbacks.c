@@ -18,6 +18,7 @@
 
 #include <treercu/rcu.h>
 #include "check.h"
+#include "holder.h"
 
 struct obj {
 	struct rcu_head rh;
@@ -50,33 +51,19 @@ static struct obj *obj_new(_Atomic int *ran)
 	return o;
 }
 
-static _Atomic int held, release_reader;
-
-static void *holder(void *arg)
-{
-	rcu_read_lock();
-	atomic_store(&held, 1);
-	while (!atomic_load(&release_reader))
-		usleep(100);
-	rcu_read_unlock();
-	return NULL;
-}
+static struct holder reader;
 
 static void test_waits_for_reader(void)
 {
 	_Atomic int ran = 0;
-	pthread_t t;
 
-	pthread_create(&t, NULL, holder, NULL);
-	while (!atomic_load(&held))
-		usleep(100);
+	holder_start(&reader);
 	atomic_store(&in_call_rcu, 1);
 	call_rcu(&obj_new(&ran)->rh, obj_cb);
 	atomic_store(&in_call_rcu, 0);
 	usleep(30000);
 	CHECK_EQ(atomic_load(&ran), 0);     /* the reader still holds the GP */
-	atomic_store(&release_reader, 1);
-	pthread_join(t, NULL);
+	holder_release(&reader);
 	rcu_barrier();
 	CHECK_EQ(atomic_load(&ran), 1);
 }
@@ -133,23 +120,18 @@ static void *barrier_thread(void *arg)
  */
 static void test_lazy_barrier_with_reader(void)
 {
-	pthread_t t, b;
+	pthread_t b;
 	long before = atomic_load(&nran);
 
 	CHECK_EQ(trcu_set_tunable("lazy", 1), 0);
 	CHECK_EQ(trcu_set_tunable("lazy_flush_ms", 3600000), 0);
-	atomic_store(&held, 0);
-	atomic_store(&release_reader, 0);
-	pthread_create(&t, NULL, holder, NULL);
-	while (!atomic_load(&held))
-		usleep(100);
+	holder_start(&reader);
 	for (int i = 0; i < 10; i++)
 		call_rcu(&obj_new(NULL)->rh, obj_cb);
 	pthread_create(&b, NULL, barrier_thread, NULL);
 	usleep(50000);   /* the offload thread entrains and must not sleep lazily */
 	CHECK_EQ(atomic_load(&barrier_returned), 0);
-	atomic_store(&release_reader, 1);
-	pthread_join(t, NULL);
+	holder_release(&reader);
 	for (int i = 0; i < 5000 && !atomic_load(&barrier_returned); i++)
 		usleep(1000);
 	CHECK_EQ(atomic_load(&barrier_returned), 1);   /* not an hour later */

@@ -12,24 +12,14 @@
 
 #include <treercu/rcu.h>
 #include "check.h"
+#include "holder.h"
 
-static _Atomic int held, release_reader;
-
-static void *holder(void *arg)
-{
-	rcu_read_lock();
-	atomic_store(&held, 1);
-	while (!atomic_load(&release_reader))
-		usleep(100);
-	rcu_read_unlock();
-	return NULL;
-}
+static struct holder reader;
 
 int main(void)
 {
 	struct trcu_gp_oldstate a, b, c;
 	unsigned long ck, ck2, seq0 = trcu_gp_seq();
-	pthread_t h;
 
 	rcu_register_thread();
 	CHECK(poll_state_synchronize_rcu(get_completed_synchronize_rcu()));
@@ -58,16 +48,13 @@ int main(void)
 	CHECK(poll_state_synchronize_rcu_full(&b));
 
 	/* A reader in a section keeps a started cookie from completing. */
-	pthread_create(&h, NULL, holder, NULL);
-	while (!atomic_load(&held))
-		usleep(100);
+	holder_start(&reader);
 	ck = start_poll_synchronize_rcu();
 	get_state_synchronize_rcu_full(&c);
 	usleep(20000);
 	CHECK(!poll_state_synchronize_rcu(ck));
 	CHECK(!poll_state_synchronize_rcu_full(&c));
-	atomic_store(&release_reader, 1);
-	pthread_join(h, NULL);
+	holder_release(&reader);
 	cond_synchronize_rcu(ck);
 	CHECK(poll_state_synchronize_rcu(ck));
 	cond_synchronize_rcu_full(&c);

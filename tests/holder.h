@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* A thread that sits inside an RCU read-side section until released: what
+ * tests use to prove that a grace period waits for a pre-existing reader. */
+#ifndef TREERCU_TEST_HOLDER_H
+#define TREERCU_TEST_HOLDER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include <treercu/rcu.h>
+
+struct holder {
+	pthread_t thread;
+	_Atomic int held, release;
+};
+
+static void *holder_fn(void *arg)
+{
+	struct holder *h = arg;
+
+	rcu_read_lock();
+	atomic_store(&h->held, 1);
+	while (!atomic_load(&h->release))
+		usleep(100);
+	rcu_read_unlock();
+	return NULL;
+}
+
+/* Start the holder and return once it is inside its section. */
+static inline void holder_start(struct holder *h)
+{
+	atomic_store(&h->held, 0);
+	atomic_store(&h->release, 0);
+	pthread_create(&h->thread, NULL, holder_fn, h);
+	while (!atomic_load(&h->held))
+		usleep(100);
+}
+
+/* Let it leave its section and join it. */
+static inline void holder_release(struct holder *h)
+{
+	atomic_store(&h->release, 1);
+	pthread_join(h->thread, NULL);
+}
+
+#endif
