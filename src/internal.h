@@ -150,7 +150,7 @@ struct trcu_tunables {
 	_Atomic long nocb_threads;
 	_Atomic long rcu_free_drain_ms;
 	_Atomic long normal_wake_from_gp;
-	_Atomic long nocb_nice;
+	_Atomic long nocb_defer_us;
 	_Atomic long profile;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each
@@ -171,6 +171,12 @@ struct rcu_state {
 	_Atomic int driver_sleeping;
 	_Atomic uint32_t kthread_futex;        /* GP kthread sleeps here */
 	_Atomic int kthread_sleeping;
+	/* synchronize_rcu() wake-ups (any path) and the latest one a woken
+	 * caller has run after: while they differ, an offload thread defers
+	 * its callbacks (rcu_note_sync_wake()). */
+	_Atomic unsigned long sync_wake_seq __attribute__((aligned(64)));
+	_Atomic int nr_sync_waiters;           /* synchronize_rcu() callers waiting */
+	_Atomic unsigned long sync_resume_seq __attribute__((aligned(64)));
 
 	pthread_mutex_t gp_mutex __attribute__((aligned(64)));  /* the driver */
 	pthread_mutex_t ofl_lock;   /* slot table and qsmaskinitnext */
@@ -187,6 +193,10 @@ struct rcu_state {
 
 	/* Per-GP driver state (under gp_mutex). */
 	struct trcu_reader *driver;      /* slot of the driving thread, or NULL */
+	/* The driver is the GP kthread or an offload thread: a synchronize_rcu()
+	 * caller may take the GP over (rcu_gp_acquire_driver()). */
+	_Atomic bool driver_yieldable;
+	_Atomic int takeover_req;        /* callers asking for that */
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
 	_Atomic bool gp_root_done;       /* the root's qsmask emptied this GP */
 	bool expedited;                  /* this GP is driven without sleeps */
@@ -212,6 +222,7 @@ struct rcu_state {
 
 	/* Statistics. */
 	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_stall, n_mb;
+	_Atomic unsigned long n_takeover;
 	_Atomic unsigned long n_report_reader;
 
 	pthread_key_t exit_key;
@@ -226,6 +237,7 @@ void trcu_init(void);
 int trcu_membarrier_register(void);
 void trcu_gp_mb(void);
 long trcu_now_ns(void);
+void trcu_sleep_ns(long ns);
 int trcu_gettid(void);
 void trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns);
 void trcu_futex_wake(_Atomic uint32_t *addr, int n);
@@ -252,6 +264,11 @@ void trcu_internal_qsbr_offline(struct trcu_reader *r);
 void rcu_report_qs_slot(int slot, bool dirty);
 unsigned long rcu_gp_snap(void);                 /* full fence + rcu_seq_snap */
 unsigned long rcu_gp_seq_current(void);          /* acquire load of gp_seq */
+void rcu_note_sync_wake(void);                   /* a synchronize_rcu() caller was woken */
+void rcu_note_sync_resume(void);                 /* ... and runs again */
+struct rcu_sync_key { unsigned long wake, need; };
+bool rcu_sync_caller_pending(struct rcu_sync_key *key);  /* callbacks should wait */
+void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns);
 void rcu_gp_wait_seq(unsigned long s);           /* block until GP s ends */
 void rcu_gp_request_async(unsigned long s);      /* GP kthread will run it */
 

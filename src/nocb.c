@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -60,6 +60,7 @@ struct nocb_group {
 	unsigned long barrier_done;         /* offload thread only */
 	pthread_t thread;
 	long blimit;                /* adaptive batch limit */
+	struct rcu_sync_key defer;  /* nocb_defer_to_woken(): last situation deferred to */
 	bool kvfree;                /* group 0 also runs the rcu_free() blocks */
 	bool kvfree_barrier;        /* an rcu_barrier() waits for blocks ... */
 	unsigned long kvfree_barrier_cookie;   /* ... sealed up to this cookie */
@@ -82,6 +83,7 @@ static struct {
 	_Atomic uint32_t barrier_futex;
 
 	_Atomic long n_pushback;
+	_Atomic long n_defer;       /* nocb_defer_to_woken() sleeps */
 	/* Totals of rcu_data already freed, so statistics stay monotonic. */
 	_Atomic long n_queued_dead, n_invoked_dead;
 } nocb = {
@@ -102,8 +104,26 @@ static void nocb_wake(struct nocb_group *grp)
 	trcu_futex_wake(&grp->futex, 1);
 }
 
-/* Take the bypass stack and append it, oldest first, to NEXT. */
-static long nocb_flush_bypass(struct rcu_data *rdp)
+/*
+ * A synchronize_rcu() caller woken since the last check has not run yet:
+ * it was probably queued on this CPU behind us.  Sleep until it has run, at
+ * most nocb_defer_us, once per wake-up (see rcu_note_sync_wake()).
+ */
+static void nocb_defer_to_woken(struct nocb_group *grp)
+{
+	struct rcu_sync_key k;
+
+	if (!TUN(nocb_defer_us) || !rcu_sync_caller_pending(&k) ||
+	    (k.wake == grp->defer.wake && k.need == grp->defer.need))
+		return;
+	grp->defer = k;
+	rcu_sync_wait_resume(&k, TUN(nocb_defer_us) * 1000L);
+	atomic_fetch_add_explicit(&nocb.n_defer, 1, memory_order_relaxed);
+}
+
+/* Take the bypass stack and append it, oldest first, to NEXT.  Reversing
+ * 100k entries takes a quarter of a millisecond: deferral points inside. */
+static long nocb_flush_bypass(struct nocb_group *grp, struct rcu_data *rdp)
 {
 	/* Acquire: pairs with the release CAS in call_rcu(): the callbacks'
 	 * ->func and ->next are visible. */
@@ -114,12 +134,14 @@ static long nocb_flush_bypass(struct rcu_data *rdp)
 
 	if (!rhp)
 		return 0;
-	while (rhp) {
+	for (long n = 1; rhp; n++) {
 		struct trcu_head *next = rhp->next;
 
 		rhp->next = rev;
 		rev = rhp;
 		rhp = next;
+		if ((n & 1023) == 0)
+			nocb_defer_to_woken(grp);
 	}
 	rcu_cblist_init(&l);
 	while (rev) {
@@ -185,13 +207,19 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 		bl = pending >> 7;
 	rcu_cblist_init(&rcl);
 	rcu_segcblist_extract_done_cbs(&rdp->cblist, &rcl);
+	nocb_defer_to_woken(grp);
 	while ((rhp = rcu_cblist_dequeue(&rcl))) {
 		void (*f)(struct trcu_head *) = rhp->func;
 
 		if (f != rcu_barrier_callback)
 			n++;
 		f(rhp);
-		if (n >= bl || ((n & 31) == 0 && trcu_now_ns() > deadline_ns))
+		if ((n & 31) == 0) {
+			if (trcu_now_ns() > deadline_ns)
+				break;
+			nocb_defer_to_woken(grp);
+		}
+		if (n >= bl)
 			break;
 	}
 	rcu_segcblist_insert_done_cbs(&rdp->cblist, &rcl);
@@ -320,7 +348,7 @@ static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invok
 	p->lazy_only = true;
 	cur = rcu_gp_seq_current();
 	for (struct rcu_data *rdp = nocb_first(grp); rdp; rdp = rdp->next) {
-		nocb_flush_bypass(rdp);
+		nocb_flush_bypass(grp, rdp);
 		if (barrier != grp->barrier_done)
 			nocb_entrain(rdp);
 	}
@@ -400,10 +428,9 @@ static void *rcu_nocb_kthread(void *arg)
 	struct nocb_pass p;
 
 	pthread_setname_np(pthread_self(), "trcu_nocb");
-	/* nocb_nice: let woken synchronize_rcu() callers run before a long
-	 * callback batch (Linux: nice applies per thread).  Best effort. */
-	if (TUN(nocb_nice))
-		(void)setpriority(PRIO_PROCESS, (id_t)trcu_gettid(), (int)TUN(nocb_nice));
+	/* The deferral naps (nocb_defer_to_woken()) are 20 us: without this
+	 * the default 50 us timer slack would stretch each. */
+	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	nocb_self = true;
 	grp->blimit = TUN(blimit);
 	for (;;) {
@@ -631,8 +658,12 @@ static void wakeme_after_rcu(struct trcu_head *rhp)
 {
 	struct rcu_synchronize *rs = (struct rcu_synchronize *)rhp;
 
-	/* Release: the GP's end (seen by this callback) before the waiter
-	 * returns; pairs with the acquire load in rcu_wait_gp_wakeme(). */
+	/* Counted before the waiter can see done: it records the count when
+	 * it resumes (a count after that would look like a caller never run). */
+	rcu_note_sync_wake();
+	/* Release: the GP's end (seen by this callback) and the count before
+	 * the waiter returns; pairs with the acquire load in
+	 * rcu_wait_gp_wakeme(). */
 	atomic_store_explicit(&rs->done, 1, memory_order_release);
 	trcu_futex_wake(&rs->done, 1);
 }
@@ -640,7 +671,7 @@ static void wakeme_after_rcu(struct trcu_head *rhp)
 /*
  * The wakeme path: queue a callback that wakes us and sleep.  Its latency
  * includes every callback queued before it on this thread's list (seed 004's
- * problem); normal_wake_from_gp=1 (the default) avoids it.
+ * problem); normal_wake_from_gp=1 and 2 (the default) avoid it.
  */
 void rcu_wait_gp_wakeme(void)
 {
@@ -655,6 +686,7 @@ void rcu_wait_gp_wakeme(void)
 	 * returning (and reusing rs) as soon as done is set is safe. */
 	while (!atomic_load_explicit(&rs.done, memory_order_acquire))
 		trcu_futex_wait(&rs.done, 0, -1);
+	rcu_note_sync_resume();
 	if (registered)
 		trcu_exit_gp_wait(r, was);
 }
@@ -720,6 +752,7 @@ void rcu_nocb_stats(struct trcu_stats *st)
 	st->cbs_invoked = inv;
 	st->cbs_pending = q - inv;
 	st->cbs_pushback = atomic_load_explicit(&nocb.n_pushback, memory_order_relaxed);
+	st->nocb_defers = atomic_load_explicit(&nocb.n_defer, memory_order_relaxed);
 	kvfree_stats(&st->frees_queued, &st->frees_done, &st->frees_fallback);
 }
 

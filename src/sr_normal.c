@@ -107,8 +107,10 @@ static void sr_llist_add(struct sr_node *n)
  * node's memory: only the address is used afterwards (futex wake). */
 static void rcu_sr_normal_complete(struct sr_node *n)
 {
-	/* Release: the GP's end before the waiter returns; pairs with the
-	 * acquire in rcu_sr_wait(). */
+	/* Counted first, as in wakeme_after_rcu(). */
+	rcu_note_sync_wake();
+	/* Release: the GP's end and the count before the waiter returns;
+	 * pairs with the acquire in rcu_sr_wait(). */
 	atomic_store_explicit(&n->done, 1, memory_order_release);
 	trcu_futex_wake(&n->done, 1);
 }

@@ -63,6 +63,14 @@ int trcu_gettid(void)
 	return (int)syscall(SYS_gettid);
 }
 
+void trcu_sleep_ns(long ns)
+{
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 /* Sleep while *addr == val, at most timeout_ns (< 0: no limit). */
 void trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns)
 {

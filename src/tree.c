@@ -499,9 +499,17 @@ static bool rcu_exp_pending(void)
 	return atomic_load_explicit(&rcu_state.exp_waiters, memory_order_relaxed) > 0;
 }
 
+/* A caller asks to drive and this driver may hand the GP over.  seq_cst:
+ * pairs with the caller's increment before rcu_gp_kick_driver(). */
+static bool rcu_gp_takeover_wanted(void)
+{
+	return atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed) &&
+	       atomic_load_explicit(&rcu_state.takeover_req, memory_order_seq_cst) > 0;
+}
+
 /*
- * Sleep until target_ns, until the root empties, or until an expedited
- * request arrives.  A QSBR driver (the GP kthread) is offline while it
+ * Sleep until target_ns, until the root empties, until a caller asks to take
+ * the GP over, or until an expedited request arrives.  A QSBR driver (the GP kthread) is offline while it
  * sleeps, as a CPU is idle while its GP kthread sleeps.
  */
 static void rcu_gp_sleep_until(long target)
@@ -517,7 +525,7 @@ static void rcu_gp_sleep_until(long target)
 
 		/* seq_cst pairs with rcu_gp_kick_driver(). */
 		atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
-		if (now >= target || rcu_root_qs_done() ||
+		if (now >= target || rcu_root_qs_done() || rcu_gp_takeover_wanted() ||
 		    (rcu_exp_pending() && !rcu_state.expedited))
 			break;
 		trcu_futex_wait(&rcu_state.qs_futex, v, target - now);
@@ -579,20 +587,24 @@ static void rcu_gp_holdout_wait(long spin_until_ns)
 		rcu_gp_sleep(TUN(jiffies_till_next_fqs));
 }
 
-static void rcu_gp_fqs_loop(void)
+/* Returns false when the GP, still in progress, is left to a caller that
+ * takes it over. */
+static bool rcu_gp_fqs_loop(bool resumed)
 {
 	long first = TUN(jiffies_till_first_fqs);
 	long spin_until;
 
-	if (first > 0 && !rcu_state.expedited)
+	if (first > 0 && !rcu_state.expedited && !resumed)
 		rcu_gp_sleep(first);
 	spin_until = trcu_now_ns() + TUN(fqs_spin_us) * 1000L;
 	for (;;) {
 		if (rcu_root_qs_done())
-			return;
+			return true;
 		rcu_fqs_scan(false);
 		if (rcu_root_qs_done())
-			return;
+			return true;
+		if (rcu_gp_takeover_wanted())
+			return false;
 		rcu_check_stall();
 		rcu_gp_holdout_wait(spin_until);
 	}
@@ -634,25 +646,80 @@ static void rcu_gp_cleanup(void)
 /* Wake every synchronize_rcu() sleeper so that each rechecks its cookie. */
 static void rcu_wake_gp_waiters(void)
 {
+	/* Counted only for synchronize_rcu() callers (not the GP kthread or
+	 * an offload thread waiting here), and before the increment below
+	 * that lets them resume (see wakeme_after_rcu()). */
+	if (atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed))
+		rcu_note_sync_wake();
 	/* seq_cst: pairs with the waiter's increment of nr_gp_waiters before
-	 * it loads gp_end_futex and gp_seq in rcu_wait_gp(). */
+	 * it loads gp_end_futex and gp_seq in rcu_wait_gp(); also publishes
+	 * the count to a waiter that sees the new value. */
 	atomic_fetch_add_explicit(&rcu_state.gp_end_futex, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst))
 		trcu_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
 }
 
-/* One full grace period, driven by the calling thread (gp_mutex held). */
-static void rcu_gp_one(struct trcu_reader *driver, bool kthread)
+enum rcu_driver_kind { RCU_DRV_CALLER, RCU_DRV_KTHREAD, RCU_DRV_OFFLOAD };
+
+/*
+ * One grace period, driven by the calling thread (gp_mutex held): a new one,
+ * or the rest of the one in progress when a caller took it over.  The GP
+ * kthread and offload threads drive yieldably: a synchronize_rcu() caller
+ * that arrives during their GP takes it over, so that the reader's report
+ * wakes the caller itself, one hand-off instead of two (driver, then
+ * caller).  Returns false when this driver handed the GP over.
+ */
+static bool rcu_gp_one(struct trcu_reader *driver, enum rcu_driver_kind kind)
 {
+	bool resumed = rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq,
+							  memory_order_relaxed)) != 0;
+
 	rcu_state.driver = driver;
-	rcu_state.expedited = rcu_exp_pending();
-	rcu_gp_init();
-	rcu_gp_fqs_loop();
+	atomic_store_explicit(&rcu_state.driver_yieldable, kind != RCU_DRV_CALLER,
+			      memory_order_relaxed);
+	if (!resumed) {
+		rcu_state.expedited = rcu_exp_pending();
+		rcu_gp_init();
+	} else {
+		rcu_state.expedited |= rcu_exp_pending();
+	}
+	if (!rcu_gp_fqs_loop(resumed)) {
+		rcu_state.driver = NULL;
+		atomic_store_explicit(&rcu_state.driver_yieldable, false, memory_order_relaxed);
+		return false;
+	}
 	rcu_gp_cleanup();
 	rcu_state.driver = NULL;
-	atomic_fetch_add_explicit(kthread ? &rcu_state.n_gp_kthread : &rcu_state.n_gp_caller, 1,
+	atomic_store_explicit(&rcu_state.driver_yieldable, false, memory_order_relaxed);
+	atomic_fetch_add_explicit(kind == RCU_DRV_KTHREAD ? &rcu_state.n_gp_kthread
+							 : &rcu_state.n_gp_caller, 1,
 				  memory_order_relaxed);
 	rcu_wake_gp_waiters();
+	return true;
+}
+
+/*
+ * Become the driver: at once if nobody drives; by taking the GP over from
+ * the GP kthread or an offload thread if `takeover` (a synchronize_rcu()
+ * caller).  Others do not even try while a takeover is asked for, or the
+ * driver that just yielded could win the mutex straight back.
+ */
+static bool rcu_gp_acquire_driver(bool takeover)
+{
+	if (!takeover && atomic_load_explicit(&rcu_state.takeover_req, memory_order_relaxed))
+		return false;
+	if (!pthread_mutex_trylock(&rcu_state.gp_mutex))
+		return true;
+	if (!takeover || !atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
+		return false;
+	/* seq_cst: pairs with the driver's check in rcu_gp_sleep_until() after
+	 * its driver_sleeping store (the kick below wakes it). */
+	atomic_fetch_add_explicit(&rcu_state.takeover_req, 1, memory_order_seq_cst);
+	rcu_gp_kick_driver();
+	pthread_mutex_lock(&rcu_state.gp_mutex);
+	atomic_fetch_sub_explicit(&rcu_state.takeover_req, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rcu_state.n_takeover, 1, memory_order_relaxed);
+	return true;
 }
 
 /* ---- Requests -------------------------------------------------------------------------- */
@@ -724,13 +791,13 @@ static void *rcu_gp_kthread(void *arg)
 			continue;
 		}
 		atomic_store_explicit(&rcu_state.kthread_sleeping, 0, memory_order_relaxed);
-		if (pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+		if (!rcu_gp_acquire_driver(false)) {
 			/* A caller is driving: wait for its GP to end. */
 			uint32_t e = atomic_load_explicit(&rcu_state.gp_end_futex,
 							  memory_order_seq_cst);
 
 			atomic_fetch_add_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_seq_cst);
-			if (pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+			if (!rcu_gp_acquire_driver(false)) {
 				trcu_futex_wait(&rcu_state.gp_end_futex, e, 10 * 1000000L);
 				atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1,
 							  memory_order_relaxed);
@@ -741,7 +808,8 @@ static void *rcu_gp_kthread(void *arg)
 		trcu_internal_qsbr_online(r);
 		while (rcu_gp_needed() &&
 		       !atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
-			rcu_gp_one(r, true);
+			if (!rcu_gp_one(r, RCU_DRV_KTHREAD))
+				break;   /* a caller took the GP over */
 		trcu_internal_qsbr_offline(r);
 		pthread_mutex_unlock(&rcu_state.gp_mutex);
 	}
@@ -817,24 +885,121 @@ static bool rcu_wait_gp_spin(uint32_t v)
  * and with 64 callers on 2 CPUs some lost that race for a second and more
  * (seeds 003: max 1.6 s, one thread making 3x its share of the calls).
  */
-static void rcu_gp_serve_waiters(struct trcu_reader *r)
+static void rcu_gp_serve_waiters(struct trcu_reader *r, enum rcu_driver_kind kind)
 {
 	unsigned long need = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire);
 
-	while (atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_relaxed) > 0 &&
+	/* Seed-004 list waiters too: left to the GP kthread, their GP waited
+	 * for it to be scheduled, behind an offload thread's batch when the
+	 * driver was that thread (seeds 004: p99 0.7 ms at 100k callbacks). */
+	while ((atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_relaxed) > 0 ||
+		rcu_sr_waiters()) &&
 	       !rcu_seq_done(need))
-		rcu_gp_one(r, false);
+		if (!rcu_gp_one(r, kind))
+			return;
+}
+
+/* ---- Offload threads defer to synchronize_rcu() callers ---------------------------------- */
+
+/*
+ * A woken synchronize_rcu() caller is placed on its waker's CPU or on one
+ * that looks idle; on a small machine that is often where an offload thread
+ * is about to invoke a long batch, and the caller then waits for the whole
+ * batch: the scheduler protects the running thread's slice whatever its nice
+ * value, and a yield does not help a caller that has used more than its
+ * share (seeds 004 traced with sched events: 0.7-0.9 ms behind 100k
+ * callbacks).  So wakers count here, woken callers record the count once
+ * they run, and an offload thread that sees the two differ sleeps until a
+ * caller has run, at most nocb_defer_us (nocb_defer_to_woken()): the
+ * callbacks can wait, the caller is blocked.  The counters are relaxed (a
+ * hint: a stale value costs one short deferral or one missed one, never
+ * correctness).
+ */
+void rcu_note_sync_wake(void)
+{
+	atomic_fetch_add_explicit(&rcu_state.sync_wake_seq, 1, memory_order_relaxed);
+}
+
+void rcu_note_sync_resume(void)
+{
+	unsigned long w = atomic_load_explicit(&rcu_state.sync_wake_seq, memory_order_relaxed);
+
+	/* Write only on a change: the line stays shared while nobody waits. */
+	if (atomic_load_explicit(&rcu_state.sync_resume_seq, memory_order_relaxed) != w)
+		atomic_store_explicit(&rcu_state.sync_resume_seq, w, memory_order_relaxed);
+}
+
+/*
+ * Should an offload thread hold its callbacks back?  Yes while a woken
+ * synchronize_rcu() caller has not run yet, and while a caller waits for a
+ * GP that has been requested but not ended: its driver (the GP kthread,
+ * say) may be the thread this one just preempted (traced: the GP kthread
+ * woke the offload thread, which took its CPU for 0.65 ms).  The key names
+ * the situation, so that each is deferred to once.
+ */
+/* A synchronize_rcu() caller (futex or list path; the wakeme path's caller
+ * needs the offload thread to run its callback) starts or ends its wait.
+ * Relaxed: a hint, as above. */
+static void rcu_sync_caller_enter(void)
+{
+	atomic_fetch_add_explicit(&rcu_state.nr_sync_waiters, 1, memory_order_relaxed);
+}
+
+static void rcu_sync_caller_exit(void)
+{
+	atomic_fetch_sub_explicit(&rcu_state.nr_sync_waiters, 1, memory_order_relaxed);
+	rcu_note_sync_resume();
+}
+
+bool rcu_sync_caller_pending(struct rcu_sync_key *key)
+{
+	key->wake = atomic_load_explicit(&rcu_state.sync_wake_seq, memory_order_relaxed);
+	key->need = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_relaxed);
+	if (atomic_load_explicit(&rcu_state.sync_resume_seq, memory_order_relaxed) != key->wake)
+		return true;
+	if (!atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed) &&
+	    !rcu_sr_waiters())
+		return false;
+	return ULONG_CMP_LT(atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed),
+			    key->need);
+}
+
+/*
+ * Nap until the situation `key` has changed, or timeout_ns.  Naps, not a
+ * futex wait the caller ends: a wake-up from the caller would hand the
+ * offload thread the caller's CPU at once (traced: the caller then waited
+ * 1.2 ms more before returning).  A nap ends on a timer, by which time the
+ * caller has returned.
+ */
+#define RCU_SYNC_NAP_NS (20 * 1000L)
+
+void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns)
+{
+	long end = trcu_now_ns() + timeout_ns;
+	struct rcu_sync_key k;
+
+	while (rcu_sync_caller_pending(&k) && k.wake == key->wake && k.need == key->need) {
+		long left = end - trcu_now_ns();
+
+		if (left <= 0)
+			return;
+		trcu_sleep_ns(left < RCU_SYNC_NAP_NS ? left : RCU_SYNC_NAP_NS);
+	}
 }
 
 /* ---- Waiting for a grace period ------------------------------------------------------------ */
 
-static void rcu_wait_gp(unsigned long s, bool exp)
+/* sync: a synchronize_rcu() caller (not an offload thread waiting for its
+ * callbacks' GP), counted for the offload threads' deferral. */
+static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
 	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
 	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
 	bool drive;
 
+	if (sync)
+		rcu_sync_caller_enter();
 	if (rcu_start_this_gp(s, registered ? r : NULL) && exp)
 		rcu_gp_kick_driver();
 	for (;;) {
@@ -848,21 +1013,32 @@ static void rcu_wait_gp(unsigned long s, bool exp)
 			atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
 			break;
 		}
-		if (drive && !pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+		if (drive && rcu_gp_acquire_driver(sync)) {
+			enum rcu_driver_kind kind = sync ? RCU_DRV_CALLER : RCU_DRV_OFFLOAD;
+			bool ours = true;
+
 			atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
-			while (!rcu_seq_done(s))
-				rcu_gp_one(registered ? r : NULL, false);
-			rcu_gp_serve_waiters(registered ? r : NULL);
+			while (ours && !rcu_seq_done(s))
+				ours = rcu_gp_one(registered ? r : NULL, kind);
+			if (ours)
+				rcu_gp_serve_waiters(registered ? r : NULL, kind);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
-			rcu_gp_handoff();
-			break;
+			if (ours) {
+				rcu_gp_handoff();
+				break;
+			}
+			continue;     /* taken over: wait for the GP as a waiter */
 		}
 		if (!drive)
 			rcu_gp_kthread_wake();
 		if (!rcu_wait_gp_spin(v))
 			trcu_futex_wait(&rcu_state.gp_end_futex, v, -1);
+		if (sync)
+			rcu_note_sync_resume();
 		atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
 	}
+	if (sync)
+		rcu_sync_caller_exit();
 	if (registered)
 		trcu_exit_gp_wait(r, was_online);
 }
@@ -880,6 +1056,7 @@ static void rcu_wait_gp_sr(void)
 	struct sr_node node;
 	unsigned long s;
 
+	rcu_sync_caller_enter();
 	rcu_sr_normal_add_req(&node);
 	/* Full barrier (in rcu_gp_snap): the caller's updates and the node's
 	 * push before the snapshot; the GP ending at s starts after both. */
@@ -889,9 +1066,9 @@ static void rcu_wait_gp_sr(void)
 		bool drive = TUN(drive_from_caller) ||
 			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
 
-		if (drive && !pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+		if (drive && rcu_gp_acquire_driver(true)) {
 			while (!rcu_seq_done(s) || (!rcu_sr_done(&node) && rcu_gp_needed()))
-				rcu_gp_one(registered ? r : NULL, false);
+				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
 			rcu_gp_handoff();
 		} else if (!drive) {
@@ -902,7 +1079,9 @@ static void rcu_wait_gp_sr(void)
 		 * if that hand-off raced with our failed trylock). */
 		if (rcu_sr_wait_timeout(&node, drive ? 10 * 1000000L : -1))
 			break;
+		rcu_note_sync_resume();
 	}
+	rcu_sync_caller_exit();
 	if (registered)
 		trcu_exit_gp_wait(r, was_online);
 }
@@ -929,7 +1108,7 @@ void trcu_synchronize_rcu(void)
 	 * the GP-start barrier of the grace period that satisfies it. */
 	atomic_thread_fence(memory_order_seq_cst);
 	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
-	rcu_wait_gp(s, false);
+	rcu_wait_gp(s, false, true);
 }
 
 void trcu_synchronize_rcu_expedited(void)
@@ -942,7 +1121,7 @@ void trcu_synchronize_rcu_expedited(void)
 	/* Full barrier, as in trcu_synchronize_rcu(). */
 	atomic_thread_fence(memory_order_seq_cst);
 	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
-	rcu_wait_gp(s, true);
+	rcu_wait_gp(s, true, true);
 	atomic_fetch_sub_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
 }
 
@@ -964,7 +1143,7 @@ unsigned long rcu_gp_seq_current(void)
  * when the profile lets callers drive. */
 void rcu_gp_wait_seq(unsigned long s)
 {
-	rcu_wait_gp(s, false);
+	rcu_wait_gp(s, false, false);
 }
 
 void rcu_gp_request_async(unsigned long s)
@@ -1128,6 +1307,7 @@ void trcu_get_stats(struct trcu_stats *st)
 	st->gp_driven_by_kthread = atomic_load_explicit(&rcu_state.n_gp_kthread,
 							memory_order_relaxed);
 	st->fqs_scans = atomic_load_explicit(&rcu_state.n_fqs, memory_order_relaxed);
+	st->gp_takeovers = atomic_load_explicit(&rcu_state.n_takeover, memory_order_relaxed);
 	st->stall_warnings = atomic_load_explicit(&rcu_state.n_stall, memory_order_relaxed);
 	st->membarriers = atomic_load_explicit(&rcu_state.n_mb, memory_order_relaxed);
 	st->fenced = rcu_state.fenced;

@@ -45,7 +45,7 @@ static const struct tunable tunables[] = {
 	{ T(nocb_threads),           0, 256,       0,     0,     false },
 	{ T(rcu_free_drain_ms),      1, 3600000,   5000,  5000,  false },
 	{ T(normal_wake_from_gp),    0, 2,         2,     1,     false },
-	{ T(nocb_nice),              -20, 19,      0,     0,     false },
+	{ T(nocb_defer_us),          0, 100000,    200,   0,     false },
 };
 #undef T
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))

@@ -299,6 +299,7 @@ struct trcu_stats {
 	unsigned long gp_driven_by_caller;
 	unsigned long gp_driven_by_kthread;
 	unsigned long fqs_scans;
+	unsigned long gp_takeovers;        /* GPs taken over by a synchronize_rcu() caller */
 	unsigned long stall_warnings;
 	unsigned long membarriers;
 	int fenced;                  /* read side is fenced (no membarrier) */
@@ -309,6 +310,7 @@ struct trcu_stats {
 	long cbs_invoked;            /* callbacks run */
 	long cbs_pending;            /* queued - invoked */
 	long cbs_pushback;           /* call_rcu() calls that waited (flood) */
+	long nocb_defers;            /* offload-thread waits for woken synchronize_rcu() callers */
 	long frees_queued;           /* rcu_free() calls */
 	long frees_done;             /* pointers freed after their GP */
 	long frees_fallback;         /* rcu_free() that waited (no memory) */
