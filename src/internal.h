@@ -164,6 +164,9 @@ struct rcu_state {
 	_Atomic unsigned long gp_seq __attribute__((aligned(64)));
 	_Atomic unsigned long gp_seq_needed;   /* root's furthest request */
 	_Atomic unsigned long exp_seq;         /* expedited GPs (full cookies) */
+	/* Start value of the GP whose init is pushing (or pushed) its seed-004
+	 * wait head: stored before the push, while gp_seq still reads idle. */
+	_Atomic unsigned long sr_init_seq;
 	/* Futex words. */
 	_Atomic uint32_t gp_end_futex __attribute__((aligned(64)));
 	_Atomic int nr_gp_waiters;
@@ -197,6 +200,9 @@ struct rcu_state {
 	 * caller may take the GP over (rcu_gp_acquire_driver()). */
 	_Atomic bool driver_yieldable;
 	_Atomic int takeover_req;        /* callers asking for that */
+	/* Tests only: run inside rcu_gp_init() between the seed-004 wait-head
+	 * push and the GP-start store (tests/test_sr_race.c). */
+	void (*test_gp_init_hook)(void);
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
 	_Atomic bool gp_root_done;       /* the root's qsmask emptied this GP */
 	bool expedited;                  /* this GP is driven without sleeps */

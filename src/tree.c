@@ -383,8 +383,18 @@ static void rcu_gp_init(void)
 	 * torture rotating the paths).  The push (seq_cst CAS) is ordered
 	 * before the release store below; a caller that sees the GP started
 	 * pushes behind the wait head, i.e. waits for the next GP.
+	 *
+	 * The other side of that window: a caller that pushes in front of the
+	 * wait head (not covered) while gp_seq still reads idle would name this
+	 * GP as its own and wait forever.  So sr_init_seq says "this GP's init
+	 * has begun" before the push; rcu_wait_gp_sr() reads it after its own
+	 * push.  seq_cst: store, then the wait head's CAS; the caller's CAS,
+	 * then its load: a caller in front of the head sees this value.
 	 */
+	atomic_store_explicit(&rcu_state.sr_init_seq, gps, memory_order_seq_cst);
 	rcu_state.sr_uncovered = !rcu_sr_normal_gp_init();
+	if (rcu_state.test_gp_init_hook)
+		rcu_state.test_gp_init_hook();
 	/* Release: pollers that see the GP in progress see what preceded it. */
 	atomic_store_explicit(&rcu_state.gp_seq, gps, memory_order_release);
 	rcu_state.exp_at_init = rcu_state.expedited;
@@ -1054,20 +1064,26 @@ static void rcu_wait_gp_sr(void)
 	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
 	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
 	struct sr_node node;
-	unsigned long s;
+	unsigned long s, si;
 
 	rcu_sync_caller_enter();
 	rcu_sr_normal_add_req(&node);
 	/* Full barrier (in rcu_gp_snap): the caller's updates and the node's
 	 * push before the snapshot; the GP ending at s starts after both. */
 	s = rcu_gp_snap();
+	/* A GP whose init began may have pushed its wait head behind our node
+	 * without covering it: then ours is the next one.  seq_cst pairs with
+	 * the store in rcu_gp_init() (tests/test_sr_race.c). */
+	si = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.sr_init_seq, memory_order_seq_cst));
+	if (ULONG_CMP_LT(s, si))
+		s = si;
 	rcu_start_this_gp(s, registered ? r : NULL);
 	for (;;) {
 		bool drive = TUN(drive_from_caller) ||
 			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
 
 		if (drive && rcu_gp_acquire_driver(true)) {
-			while (!rcu_seq_done(s) || (!rcu_sr_done(&node) && rcu_gp_needed()))
+			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
 				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
 			rcu_gp_handoff();
@@ -1268,6 +1284,7 @@ static void rcu_init_once(void)
 	atomic_store_explicit(&rcu_state.gp_seq, RCU_SEQ_INIT, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.gp_seq_needed, RCU_SEQ_INIT, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.exp_seq, RCU_SEQ_INIT, memory_order_relaxed);
+	atomic_store_explicit(&rcu_state.sr_init_seq, RCU_SEQ_INIT, memory_order_relaxed);
 #ifdef TREERCU_FENCED
 	rcu_state.fenced = true;
 #else
