@@ -166,8 +166,11 @@ static void rcu_sr_normal_cleanup_locked(void);
  */
 bool rcu_sr_normal_gp_init(void)
 {
-	/* Acquire: pairs with sr_llist_add(); the nodes' ->next are valid. */
-	struct sr_node *first = atomic_load_explicit(&srs.srs_next, memory_order_acquire);
+	/* seq_cst (acquire at least: pairs with sr_llist_add(); the nodes'
+	 * ->next are valid): when nothing is pushed below, this load must not
+	 * pass the seq_cst sr_init_seq store before it (store buffering), or a
+	 * caller pushing right after could miss both. */
+	struct sr_node *first = atomic_load_explicit(&srs.srs_next, memory_order_seq_cst);
 	struct sr_node *wh;
 
 	if (!first || rcu_sr_is_wait_head(first))

@@ -716,7 +716,10 @@ static bool rcu_gp_one(struct trcu_reader *driver, enum rcu_driver_kind kind)
  */
 static bool rcu_gp_acquire_driver(bool takeover)
 {
-	if (!takeover && atomic_load_explicit(&rcu_state.takeover_req, memory_order_relaxed))
+	/* Callers too: a requester blocked in the mutex below cannot see its
+	 * GP end, and trylocking callers kept it there for 40-75 ms (review:
+	 * 32 callers plus a flood).  The requester serves every waiter. */
+	if (atomic_load_explicit(&rcu_state.takeover_req, memory_order_relaxed))
 		return false;
 	if (!pthread_mutex_trylock(&rcu_state.gp_mutex))
 		return true;

@@ -20,7 +20,7 @@
 #include "internal.h"
 
 static pthread_t late;
-static _Atomic int late_started, late_done;
+static _Atomic int armed, late_started, late_done;
 
 static void *late_caller(void *arg)
 {
@@ -34,7 +34,7 @@ static void *late_caller(void *arg)
  * node and take its snapshot (it then finds gp_mutex held and waits). */
 static void window_hook(void)
 {
-	if (atomic_exchange(&late_started, 1))
+	if (!atomic_load(&armed) || atomic_exchange(&late_started, 1))
 		return;
 	CHECK_EQ(pthread_create(&late, NULL, late_caller, NULL), 0);
 	usleep(50000);
@@ -45,11 +45,13 @@ int main(void)
 	struct timespec dl;
 	int rc;
 
+	/* Set before any treercu thread exists, never cleared: the drivers
+	 * read it without a lock.  It acts once, after `armed`. */
+	rcu_state.test_gp_init_hook = window_hook;
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
 	synchronize_rcu();                      /* initialise, settle */
-	rcu_state.test_gp_init_hook = window_hook;
+	atomic_store(&armed, 1);
 	synchronize_rcu();                      /* this GP's init opens the window */
-	rcu_state.test_gp_init_hook = NULL;
 	CHECK(atomic_load(&late_started));
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += 5;
