@@ -684,6 +684,17 @@ static bool rcu_gp_one(struct trcu_reader *driver, enum rcu_driver_kind kind)
 	bool resumed = rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq,
 							  memory_order_relaxed)) != 0;
 
+	/*
+	 * Between GPs too, not only in the FQS loop: a GP with no holdout
+	 * ends at its first scan, before the loop looks, so a driver with
+	 * GP after GP to run never yielded and the requester, blocked in
+	 * pthread_mutex_lock(), could not even see its own GP end
+	 * (tests/test_takeover_starve.c; seeds 003: calls of 0.3-1.9 s).
+	 * seq_cst: pairs with the requester's increment before it blocks.
+	 */
+	if (!resumed && kind != RCU_DRV_CALLER &&
+	    atomic_load_explicit(&rcu_state.takeover_req, memory_order_seq_cst) > 0)
+		return false;
 	rcu_state.driver = driver;
 	atomic_store_explicit(&rcu_state.driver_yieldable, kind != RCU_DRV_CALLER,
 			      memory_order_relaxed);
