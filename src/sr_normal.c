@@ -10,11 +10,11 @@
  *   srs_next -> [new callers] -> W2 -> [GP2's callers] -> W1 -> [GP1's ...]
  *                               ^wait tail                ^done tail
  *
- * At GP cleanup the driver wakes up to SR_MAX_USERS_WAKE_FROM_GP of the
- * GP's callers itself, makes the wait tail the done tail, and queues a
- * cleanup work item (on a TRCU_WQ_MEM_RECLAIM workqueue, so it runs even
- * when no worker thread can be created) that detaches everything older than
- * the done tail, wakes the rest and returns wait heads to their pool.
+ * At GP cleanup the driver wakes up to sr_wake_max of the GP's callers
+ * itself, oldest first (the kernel: 5, newest first), makes the wait tail
+ * the done tail, and queues a cleanup work item (on a TRCU_WQ_MEM_RECLAIM
+ * workqueue, so it runs even when no worker thread can be created) that
+ * detaches everything older than * the done tail, wakes the rest and returns wait heads to their pool.
  *
  * The driver (init, cleanup) runs under rcu_state.gp_mutex, so wait_tail is
  * its alone; done_tail is handed to the cleanup work with release/acquire.
@@ -33,7 +33,6 @@
 #include "sr_normal.h"
 
 #define SR_NORMAL_GP_WAIT_HEAD_MAX 5
-#define SR_MAX_USERS_WAKE_FROM_GP  5
 
 struct sr_wait_head {
 	struct sr_node node;
@@ -255,27 +254,57 @@ static struct trcu_workqueue *sr_sync_wq(void)
 }
 
 /*
+ * Wake this GP's waiters in the order they came, oldest first, at most
+ * `max` of them; the rest stay linked behind wait_tail, also oldest first,
+ * for the cleanup work.  The list is newest first (a LIFO push), so the
+ * segment from wait_tail to the older wait head is reversed first: the
+ * kernel wakes the newest, and with many callers on few CPUs the oldest,
+ * left to the work, made the tail (seeds 003).  Driver only, gp_mutex held:
+ * until srs_done_tail is published the segment's nodes are ours, so relaxed
+ * accesses suffice; each wake is a release of its own.
+ */
+static long rcu_sr_wake_oldest(struct sr_node *wait_tail, long max)
+{
+	struct sr_node *seg = NULL, *newest = NULL, *n, *next;
+	long woken = 0;
+
+	/* Acquire: pairs with sr_llist_add(); the pushed nodes' ->next. */
+	for (n = atomic_load_explicit(&wait_tail->next, memory_order_acquire);
+	     n && !rcu_sr_is_wait_head(n); n = next) {
+		next = atomic_load_explicit(&n->next, memory_order_acquire);
+		atomic_store_explicit(&n->next, seg, memory_order_relaxed);
+		if (!seg)
+			newest = n;
+		seg = n;
+	}
+	/* n: the older wait head, or NULL.  Wake from the oldest; read ->next
+	 * before the wake, after which the node may be gone. */
+	while (seg && woken < max) {
+		next = atomic_load_explicit(&seg->next, memory_order_relaxed);
+		rcu_sr_normal_complete(seg);
+		seg = next;
+		woken++;
+	}
+	if (seg)
+		atomic_store_explicit(&newest->next, n, memory_order_relaxed);
+	atomic_store_explicit(&wait_tail->next, seg ? seg : n, memory_order_relaxed);
+	return woken;
+}
+
+/*
  * GP cleanup (driver, gp_mutex held, after gp_seq ended): wake a few of this
  * GP's waiters directly, publish the done tail, hand the rest to the work.
  */
 void rcu_sr_normal_gp_cleanup(void)
 {
-	struct sr_node *wait_tail = srs.srs_wait_tail, *n, *next;
+	struct sr_node *wait_tail = srs.srs_wait_tail, *n;
 	struct trcu_workqueue *wq;
-	int done = 0;
+	long done;
 
 	if (!wait_tail)
 		return;
 	srs.srs_wait_tail = NULL;
-	for (n = atomic_load_explicit(&wait_tail->next, memory_order_acquire); n; n = next) {
-		if (rcu_sr_is_wait_head(n) || done == SR_MAX_USERS_WAKE_FROM_GP)
-			break;
-		next = atomic_load_explicit(&n->next, memory_order_acquire);
-		/* Unlink before waking: the woken waiter's node goes away. */
-		atomic_store_explicit(&wait_tail->next, next, memory_order_relaxed);
-		rcu_sr_normal_complete(n);
-		done++;
-	}
+	done = rcu_sr_wake_oldest(wait_tail, TUN(sr_wake_max));
 	atomic_fetch_add_explicit(&srs.n_direct, done, memory_order_relaxed);
 	/*
 	 * Fast path (the kernel's): every waiter of this GP was woken, only

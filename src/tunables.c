@@ -46,6 +46,7 @@ static const struct tunable tunables[] = {
 	{ T(rcu_free_drain_ms),      1, 3600000,   5000,  5000,  false },
 	{ T(normal_wake_from_gp),    0, 2,         2,     1,     false },
 	{ T(nocb_defer_us),          0, 100000,    200,   0,     false },
+	{ T(sr_wake_max),            1, 1000000,   64,    5,     false },
 };
 #undef T
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * synchronize_rcu() woken from the grace period (seed 004), threaded:
- * - 24 waiters (more than the 5 the driver wakes itself) behind one reader:
+ * - 24 waiters (more than the driver wakes itself with sr_wake_max=5, the
+ *   kernel's limit) behind one reader:
  *   none returns before the reader leaves its section, all return after,
  *   some woken by the driver and the rest by the cleanup work;
  * - switching between the wakeme, list and futex paths while callers wait
@@ -53,6 +54,7 @@ int main(void)
 	long calls = 0;
 
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
+	CHECK_EQ(trcu_set_tunable("sr_wake_max", 5), 0);
 	pthread_create(&h, NULL, holder, NULL);
 	while (!atomic_load(&held))
 		usleep(100);
@@ -70,6 +72,7 @@ int main(void)
 	       st.sr_woken_direct, st.sr_woken_deferred);
 	CHECK_EQ(st.sr_woken_direct + st.sr_woken_deferred, 24);
 	CHECK(st.sr_woken_deferred > 0);
+	CHECK_EQ(trcu_set_tunable("sr_wake_max", 64), 0);
 
 	/* Switch paths under load: no caller is lost. */
 	for (int i = 0; i < 4; i++)

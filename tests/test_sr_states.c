@@ -7,7 +7,8 @@
  *
  *  a. initial: waiters A1..A7 on the list
  *  b. GP1 starts: wait head W1 pushed, wait tail = W1
- *  c. GP1 ends: 5 waiters woken by the driver, done tail = W1, 2 left
+ *  c. GP1 ends: the oldest 5 waiters (sr_wake_max=5, the kernel's limit)
+ *     woken by the driver, in the order they came; done tail = W1, 2 left
  *  d. new waiters B1..B3, GP2 starts: W2 pushed in front of them
  *  e. GP2 ends: done tail = W2; the work runs now and sees W2 (case 2), or
  *     it already ran between c and e and saw W1 (case 1)
@@ -60,14 +61,14 @@ static void scenario(int work_sees_old_tail)
 	CHECK(atomic_load(&srs.srs_next) == srs.srs_wait_tail);
 	CHECK_EQ(woken(A, 7), 0);        /* nobody before the GP ends */
 	struct sr_node *w1 = srs.srs_wait_tail;
-	/* c: the driver wakes the newest 5 (A6..A2), hands A1, A0 to the work.
+	/* c: the driver wakes the oldest 5 (A0..A4), hands A5, A6 to the work.
 	 * Keep the workqueue out of it: pretend a work is already pending. */
 	atomic_store(&srs.cleanups_pending, 1);
 	atomic_store(&srs.sync_wq, (struct trcu_workqueue *)NULL);
 	srs_cleanup_inline_disabled = true;
 	rcu_sr_normal_gp_cleanup();
 	CHECK_EQ(woken(A, 7), 5);
-	for (int i = 2; i < 7; i++)
+	for (int i = 0; i < 5; i++)
 		CHECK(rcu_sr_done(&A[i]));
 	CHECK(atomic_load(&srs.srs_done_tail) == w1);
 	if (work_sees_old_tail) {
@@ -86,7 +87,7 @@ static void scenario(int work_sees_old_tail)
 	rcu_sr_normal_gp_cleanup();
 	CHECK_EQ(woken(B, 3), 3);        /* 3 <= 5: all woken by the driver */
 	CHECK(atomic_load(&srs.srs_done_tail) == w2);
-	/* case 2: the work sees only the new tail W2 and finds A1, A0 and W1
+	/* case 2: the work sees only the new tail W2 and finds A5, A6 and W1
 	 * behind it; case 1: only W1 is left to recycle. */
 	run_work();
 	/* f */
@@ -98,6 +99,7 @@ static void scenario(int work_sees_old_tail)
 
 int main(void)
 {
+	CHECK_EQ(trcu_set_tunable("sr_wake_max", 5), 0);
 	scenario(0);
 	/* Reset the list between scenarios: W2 is the list's only node. */
 	srs.srs_next = NULL;
