@@ -273,8 +273,9 @@ unsigned long rcu_gp_snap(void);                 /* full fence + rcu_seq_snap */
 unsigned long rcu_gp_seq_current(void);          /* acquire load of gp_seq */
 void rcu_note_sync_wake(void);                   /* a synchronize_rcu() caller was woken */
 void rcu_note_sync_resume(void);                 /* ... and runs again */
-struct rcu_sync_key { unsigned long wake, need; };
+struct rcu_sync_key { unsigned long wake, need; bool woken; };
 bool rcu_sync_caller_pending(struct rcu_sync_key *key);  /* callbacks should wait */
+bool rcu_sync_key_same(const struct rcu_sync_key *k, const struct rcu_sync_key *old);
 void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns);
 void rcu_gp_wait_seq(unsigned long s);           /* block until GP s ends */
 void rcu_gp_request_async(unsigned long s);      /* GP kthread will run it */

@@ -120,7 +120,7 @@ static void nocb_defer_to_woken(struct nocb_group *grp, long left)
 	struct rcu_sync_key k;
 
 	if (!TUN(nocb_defer_us) || left < NOCB_DEFER_MIN_CBS || !rcu_sync_caller_pending(&k) ||
-	    (k.wake == grp->defer.wake && k.need == grp->defer.need))
+	    rcu_sync_key_same(&k, &grp->defer))
 		return;
 	grp->defer = k;
 	rcu_sync_wait_resume(&k, TUN(nocb_defer_us) * 1000L);
@@ -146,6 +146,8 @@ static long nocb_flush_bypass(struct nocb_group *grp, struct rcu_data *rdp)
 		rhp->next = rev;
 		rev = rhp;
 		rhp = next;
+		/* The stack's length is unknown; the n entries taken so far
+		 * are work still ahead (they are yet to be invoked). */
 		if ((n & 1023) == 0)
 			nocb_defer_to_woken(grp, n);
 	}
