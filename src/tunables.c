@@ -19,8 +19,8 @@ struct tunable {
 	const char *name;
 	size_t off;        /* offset in struct trcu_tunables */
 	long lo, hi;
-	long def;          /* treercu profile */
-	long kdef;         /* kernel profile; -1: computed (FQS jiffies) */
+	long def;          /* treercu profile; -1: computed */
+	long kdef;         /* kernel profile; -1: computed */
 	bool reshape;      /* needs the rcu_node tree rebuilt */
 };
 
@@ -44,7 +44,7 @@ static const struct tunable tunables[] = {
 	{ T(cb_max_pending),         100, 1000000000, 65536, 65536, false },
 	{ T(nocb_threads),           0, 256,       0,     0,     false },
 	{ T(rcu_free_drain_ms),      1, 3600000,   5000,  5000,  false },
-	{ T(normal_wake_from_gp),    0, 2,         2,     1,     false },
+	{ T(normal_wake_from_gp),    0, 2,         -1,    -1,    false },
 	{ T(nocb_defer_us),          0, 100000,    200,   0,     false },
 	{ T(sr_wake_max),            1, 1000000,   64,    5,     false },
 };
@@ -76,13 +76,35 @@ static long kernel_fqs_jiffies(void)
 	return 3 + (ncpu > 0 ? ncpu : 1) / 256;
 }
 
+/*
+ * synchronize_rcu()'s path by CPU count.  The kernel (seed 003): the
+ * waiter list on 16 CPUs or fewer, wait_rcu_gp() above.  treercu: the list
+ * on 16 or fewer too, where it was measured (seeds 003, 64 callers against
+ * liburcu: docs/benchmarks.md); the GP-end futex above, unmeasured there.
+ */
+static long sync_path_for_cpus(enum trcu_profile p)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (ncpu > 0 && ncpu <= 16)
+		return 1;
+	return p == TRCU_PROFILE_KERNEL ? 0 : 2;
+}
+
+static long computed_default(const struct tunable *t, enum trcu_profile p)
+{
+	if (t->off == offsetof(struct trcu_tunables, normal_wake_from_gp))
+		return sync_path_for_cpus(p);
+	return kernel_fqs_jiffies();
+}
+
 void trcu_tunables_apply_profile(enum trcu_profile p)
 {
 	for (size_t i = 0; i < NR_TUNABLES; i++) {
 		long v = p == TRCU_PROFILE_KERNEL ? tunables[i].kdef : tunables[i].def;
 
 		if (v < 0)
-			v = kernel_fqs_jiffies();
+			v = computed_default(&tunables[i], p);
 		atomic_store_explicit(tun_field(&tunables[i]), v, memory_order_relaxed);
 	}
 	atomic_store_explicit(&rcu_state.tun.profile, p, memory_order_relaxed);

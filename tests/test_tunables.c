@@ -84,10 +84,16 @@ int main(void)
 	CHECK_EQ(get("jiffies_till_first_fqs"), 3);
 	CHECK_EQ(get("jiffies_till_next_fqs"), 3);
 	CHECK_EQ(get("drive_from_caller"), 0);
+	/* synchronize_rcu()'s path by CPU count: the waiter list on <= 16 CPUs
+	 * in both profiles; above, wait_rcu_gp() (kernel) or the futex. */
+	CHECK_EQ(get("normal_wake_from_gp"), sysconf(_SC_NPROCESSORS_CONF) <= 16 ? 1 : 0);
+	CHECK_EQ(get("sr_wake_max"), 5);
 	synchronize_rcu();   /* works under the kernel profile */
 	CHECK_EQ(trcu_set_profile("treercu"), 0);
 	CHECK_EQ(get("jiffies_till_first_fqs"), 0);
 	CHECK_EQ(get("drive_from_caller"), 1);
+	CHECK_EQ(get("normal_wake_from_gp"), sysconf(_SC_NPROCESSORS_CONF) <= 16 ? 1 : 2);
+	CHECK_EQ(get("sr_wake_max"), 64);
 	CHECK_EQ(trcu_set_tunable("early_report", 0), 0);
 	CHECK_EQ(get("early_report"), 0);
 	synchronize_rcu();

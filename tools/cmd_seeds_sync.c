@@ -4,9 +4,10 @@
  * (tunable normal_wake_from_gp):
  *   0  wakeme: the kernel's wait_rcu_gp(), a callback queued behind the
  *      caller's other callbacks wakes it;
- *   1  seed 004's lock-free waiter list, woken from the GP (5 directly, the
- *      rest by a cleanup work item);
- *   2  treercu's GP-end futex broadcast (the default).
+ *   1  seed 004's lock-free waiter list, woken from the GP (sr_wake_max
+ *      directly, the rest by a cleanup work item; the default on <= 16 CPUs);
+ *   2  treercu's GP-end futex broadcast (the default above 16 CPUs).
+ * The path in force when the run began is marked "(default)".
  *
  * seeds 003: 64 threads call synchronize_rcu() in a loop; latency
  * histograms (buckets fitted to this machine, and the seed's 10 ms ones
@@ -33,9 +34,19 @@
 
 enum { SP_WAKEME, SP_LIST, SP_FUTEX, NSPATH };
 
-static const char *const sp_name[NSPATH] = {
-	"0 wakeme (wait_rcu_gp)", "1 wake-from-GP list", "2 GP-end futex (default)",
+static const char *const sp_base[NSPATH] = {
+	"0 wakeme (wait_rcu_gp)", "1 wake-from-GP list", "2 GP-end futex",
 };
+static char sp_name[NSPATH][40];   /* sp_base, the default marked */
+static int sp_default;             /* normal_wake_from_gp when the run began */
+
+static void sp_names_init(long def)
+{
+	sp_default = (int)def;
+	for (int p = 0; p < NSPATH; p++)
+		snprintf(sp_name[p], sizeof(sp_name[p]), "%s%s", sp_base[p],
+			 p == def ? " (default)" : "");
+}
 static const char *const sp_key[NSPATH] = { "wakeme", "wake_from_gp_list", "gp_end_futex" };
 
 static int sp_apply(int path)
@@ -667,10 +678,11 @@ static void s3_compare(const struct s3_ctx *c)
 	       o1 < o0 && q1 < q0 ? "median and tail cut, as in the seed"
 	       : o1 < o0 ? "median cut as in the seed, but NOT the tail"
 	       : "the seed's cut is NOT reproduced here");
-	printf("- treercu default (GP-end futex): p50 %s, p99 %s, %.0f calls/s "
-	       "(list: %.0f, wakeme: %.0f)\n", fmt_ns(b[4], 32, o2),
+	printf("- GP-end futex: p50 %s, p99 %s, %.0f calls/s "
+	       "(list: %.0f, wakeme: %.0f); the default here is %s\n", fmt_ns(b[4], 32, o2),
 	       fmt_ns(b[5], 32, s3_med(c, SP_FUTEX, F_P99, NULL)), s3_med(c, SP_FUTEX, F_CPS, NULL),
-	       s3_med(c, SP_LIST, F_CPS, NULL), s3_med(c, SP_WAKEME, F_CPS, NULL));
+	       s3_med(c, SP_LIST, F_CPS, NULL), s3_med(c, SP_WAKEME, F_CPS, NULL),
+	       sp_name[sp_default]);
 	printf("- list path: %ld waiters woken directly by the GP, %ld by the cleanup work; "
 	       "%ld GP inits found no free wait head; %ld GPs for %llu calls (wakeme: %ld, "
 	       "futex: %ld)\n", c->direct[SP_LIST], c->deferred[SP_LIST], c->no_head[SP_LIST],
@@ -894,6 +906,8 @@ int seeds_003(struct tool_opts *o)
 	struct idle_set idle;
 	const char *png;
 	long path0 = tunable("normal_wake_from_gp");
+
+	sp_names_init(path0);
 	struct json j;
 	int rc;
 
@@ -1179,7 +1193,7 @@ static void s4_summary(const struct s4_ctx *c)
 	       wk > 2 * w0 ? "grows with K, as in the seed" : "does NOT grow with K here");
 	printf("- goal, wake-from-GP list: p99 within 2x its idle p99 at every K: worst %.2fx: %s\n",
 	       r1, r1 <= 2 ? "PASS" : "MISS");
-	printf("- GP-end futex (default): worst p99 / idle p99 %.2fx: %s\n", r2,
+	printf("- GP-end futex: worst p99 / idle p99 %.2fx: %s\n", r2,
 	       r2 <= 2 ? "within 2x" : "beyond 2x");
 	printf("- at K=%ld, p99 list / wakeme = %.3f, futex / wakeme = %.3f\n", s4_k[kk],
 	       s4_pct(c->cell[SP_LIST][kk].lat, c->cell[SP_LIST][kk].n, 99) / wk,
@@ -1269,6 +1283,8 @@ static void s4_run(struct s4_ctx *c)
 {
 	long kmax = s4_k[c->nk - 1];
 	long path0 = tunable("normal_wake_from_gp"), maxp0 = tunable("cb_max_pending");
+
+	sp_names_init(path0);
 	struct trcu_stats a, b;
 	pthread_t holder;
 	double est = 0;
