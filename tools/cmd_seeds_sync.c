@@ -529,7 +529,7 @@ static void s3_summary_table(const struct s3_ctx *c)
 		"path (normal_wake_from_gp)", "calls", "calls/s", "p50", "p90", "p99", "max",
 		"p50 spread", "GPs", "woken direct/deferred", "top thread",
 	};
-	static const int w[] = { 26, 8, 8, 10, 10, 10, 10, 6, 8, 12, 5 };
+	static const int w[] = { 30, 8, 8, 10, 10, 10, 10, 6, 8, 12, 5 };
 	struct table t;
 	char b[4][32];
 
@@ -682,7 +682,7 @@ static void s3_compare(const struct s3_ctx *c)
 	       "(list: %.0f, wakeme: %.0f); the default here is %s\n", fmt_ns(b[4], 32, o2),
 	       fmt_ns(b[5], 32, s3_med(c, SP_FUTEX, F_P99, NULL)), s3_med(c, SP_FUTEX, F_CPS, NULL),
 	       s3_med(c, SP_LIST, F_CPS, NULL), s3_med(c, SP_WAKEME, F_CPS, NULL),
-	       sp_name[sp_default]);
+	       sp_base[sp_default]);
 	printf("- list path: %ld waiters woken directly by the GP, %ld by the cleanup work; "
 	       "%ld GP inits found no free wait head; %ld GPs for %llu calls (wakeme: %ld, "
 	       "futex: %ld)\n", c->direct[SP_LIST], c->deferred[SP_LIST], c->no_head[SP_LIST],
@@ -1152,7 +1152,7 @@ static void s4_table(const struct s4_ctx *c)
 		"K", "path (normal_wake_from_gp)", "samples", "p50", "p99", "max", "p50 spread",
 		"p99 / idle p99", "pending at call", "cbs run before return: median (min-max)",
 	};
-	static const int w[] = { 7, 26, 7, 10, 10, 10, 6, 8, 8, 24 };
+	static const int w[] = { 7, 30, 7, 10, 10, 10, 6, 8, 8, 24 };
 	struct table t;
 
 	printf("\nsynchronize_rcu() after queueing K callbacks on the same thread "
