@@ -180,6 +180,7 @@ struct rcu_state {
 	 * its callbacks (rcu_note_sync_wake()). */
 	_Atomic unsigned long sync_wake_seq __attribute__((aligned(64)));
 	_Atomic int nr_sync_waiters;           /* synchronize_rcu() callers waiting */
+	_Atomic int nr_sync_gp_waiters;        /* ... of them, on gp_end_futex */
 	_Atomic unsigned long sync_resume_seq __attribute__((aligned(64)));
 
 	pthread_mutex_t gp_mutex __attribute__((aligned(64)));  /* the driver */
@@ -273,6 +274,7 @@ unsigned long rcu_gp_snap(void);                 /* full fence + rcu_seq_snap */
 unsigned long rcu_gp_seq_current(void);          /* acquire load of gp_seq */
 void rcu_note_sync_wake(void);                   /* a synchronize_rcu() caller was woken */
 void rcu_note_sync_resume(void);                 /* ... and runs again */
+long trcu_usable_cpus(void);   /* CPUs this process may run on (tunable defaults) */
 struct rcu_sync_key { unsigned long wake, need; bool woken; };
 bool rcu_sync_caller_pending(struct rcu_sync_key *key);  /* callbacks should wait */
 bool rcu_sync_key_same(const struct rcu_sync_key *k, const struct rcu_sync_key *old);

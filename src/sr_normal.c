@@ -157,8 +157,15 @@ bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns)
 
 		if (v == SR_DONE)
 			break;
-		if (timeout_ns >= 0 && left <= 0)
+		if (timeout_ns >= 0 && left <= 0) {
+			/* Awake again: a waker need not make the syscall (if
+			 * it read ASLEEP already, the wake is just spurious). */
+			if (v == SR_ASLEEP)
+				atomic_compare_exchange_strong_explicit(&n->done, &v, SR_WAITING,
+									memory_order_relaxed,
+									memory_order_relaxed);
 			return false;
+		}
 		/* Announce the sleep; a failed CAS read SR_DONE (or SR_ASLEEP,
 		 * from an earlier round), rechecked above. */
 		if (v == SR_WAITING &&

@@ -12,7 +12,7 @@
 /* A waiter (on the caller's stack) or a wait-head sentinel. */
 struct sr_node {
 	_Atomic(struct sr_node *) next;
-	_Atomic uint32_t done;       /* futex word: 1 once woken */
+	_Atomic uint32_t done;       /* futex word: 0 waiting, 2 asleep, 1 woken */
 	bool is_wait_head;
 };
 

@@ -656,10 +656,10 @@ static void rcu_gp_cleanup(void)
 /* Wake every synchronize_rcu() sleeper so that each rechecks its cookie. */
 static void rcu_wake_gp_waiters(void)
 {
-	/* Counted only for synchronize_rcu() callers (not the GP kthread or
-	 * an offload thread waiting here), and before the increment below
-	 * that lets them resume (see wakeme_after_rcu()). */
-	if (atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed))
+	/* Counted only for synchronize_rcu() callers sleeping here (not the
+	 * GP kthread, an offload thread or list callers), and before the
+	 * increment below that lets them resume (see wakeme_after_rcu()). */
+	if (atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed))
 		rcu_note_sync_wake();
 	/* seq_cst: pairs with the waiter's increment of nr_gp_waiters before
 	 * it loads gp_end_futex and gp_seq in rcu_wait_gp(); also publishes
@@ -896,6 +896,9 @@ static void rcu_gp_handoff(void)
  * machine loses little.  Returns true when the word moved.
  */
 #define RCU_WAIT_SPIN_NS (5 * 1000L)
+/* Longest a list caller that may drive sleeps before it looks again (a
+ * hand-off lost to its failed trylock): a safety net, not the wake-up. */
+#define RCU_WAIT_RECHECK_NS (10 * 1000000L)
 
 static bool rcu_wait_gp_spin(uint32_t v)
 {
@@ -1039,8 +1042,9 @@ void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns)
 
 /*
  * Does a list-path synchronize_rcu() caller drive its GP itself (with
- * drive_from_caller=1; a futex-path caller always does)?  Only while it is the one caller
- * waiting, where driving costs no wake-up at all; with company the GP
+ * drive_from_caller=1; a futex-path caller always does)?  Only while no
+ * other synchronize_rcu() caller (of any path) waits: alone, driving costs
+ * no wake-up at all; with company the GP
  * kthread drives GP after GP and wakes each GP's waiters, as in the kernel,
  * the batch growing while it wakes.  Callers taking turns instead each drove
  * a short GP and handed off (seeds 003, 64 callers on 2 CPUs: 195k calls/s
@@ -1058,6 +1062,26 @@ static bool rcu_sr_caller_may_drive(void)
 
 /* sync: a synchronize_rcu() caller (not an offload thread waiting for its
  * callbacks' GP), counted for the offload threads' deferral. */
+/* A thread about to sleep on gp_end_futex, or done with it.  seq_cst:
+ * pairs with the load of nr_gp_waiters in rcu_wake_gp_waiters() (store
+ * buffering against its gp_end_futex increment).  Synchronize_rcu() callers
+ * are also counted apart, so that only their wake-ups count as sync wakes
+ * (the offload threads' hint): list callers, which sleep on their own
+ * nodes, made every GP end count one nobody would catch up (review). */
+static void rcu_gp_waiter_enter(bool sync)
+{
+	if (sync)
+		atomic_fetch_add_explicit(&rcu_state.nr_sync_gp_waiters, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_seq_cst);
+}
+
+static void rcu_gp_waiter_exit(bool sync)
+{
+	atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
+	if (sync)
+		atomic_fetch_sub_explicit(&rcu_state.nr_sync_gp_waiters, 1, memory_order_relaxed);
+}
+
 static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
@@ -1072,19 +1096,22 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 	for (;;) {
 		uint32_t v;
 
+		/* Counted before the shutting_down load (seq_cst both, as in
+		 * trcu_shutdown() the other way round): shutdown serves us, or
+		 * we see the flag and drive. */
+		rcu_gp_waiter_enter(sync);
 		drive = exp || TUN(drive_from_caller) ||
-			atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
-		atomic_fetch_add_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_seq_cst);
+			atomic_load_explicit(&rcu_state.shutting_down, memory_order_seq_cst);
 		v = atomic_load_explicit(&rcu_state.gp_end_futex, memory_order_seq_cst);
 		if (rcu_seq_done(s)) {
-			atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
+			rcu_gp_waiter_exit(sync);
 			break;
 		}
 		if (drive && rcu_gp_acquire_driver(sync)) {
 			enum rcu_driver_kind kind = sync ? RCU_DRV_CALLER : RCU_DRV_OFFLOAD;
 			bool ours = true;
 
-			atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
+			rcu_gp_waiter_exit(sync);
 			while (ours && !rcu_seq_done(s))
 				ours = rcu_gp_one(registered ? r : NULL, kind);
 			if (ours)
@@ -1102,7 +1129,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 			trcu_futex_wait(&rcu_state.gp_end_futex, v, -1);
 		if (sync)
 			rcu_note_sync_resume();
-		atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
+		rcu_gp_waiter_exit(sync);
 	}
 	if (sync)
 		rcu_sync_caller_exit();
@@ -1136,8 +1163,11 @@ static void rcu_wait_gp_sr(void)
 		s = si;
 	rcu_start_this_gp(s, registered ? r : NULL);
 	for (;;) {
+		/* seq_cst: against trcu_shutdown(), which sets shutting_down
+		 * and then reads nr_waiting (our increment, in add_req, came
+		 * first): it serves us, or we see the flag and drive. */
 		bool drive = rcu_sr_caller_may_drive() ||
-			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
+			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_seq_cst);
 
 		if (drive && rcu_gp_acquire_driver(true)) {
 			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
@@ -1148,9 +1178,13 @@ static void rcu_wait_gp_sr(void)
 			rcu_gp_kthread_wake();
 		}
 		/* A driver that stops before covering us hands off to the GP
-		 * kthread; the bounded wait re-checks anyway (no lost waiter
-		 * if that hand-off raced with our failed trylock). */
-		if (rcu_sr_wait_timeout(&node, drive ? 10 * 1000000L : -1))
+		 * kthread; a waiter that may drive re-checks anyway (no lost
+		 * waiter if that hand-off raced with our failed trylock).  The
+		 * others sleep untimed (a timed futex wait arms a timer: 5 %
+		 * fewer calls/s with 64 callers on this VM); shutdown serves
+		 * them if it stops the kthread first (rcu_shutdown_serve_waiters(),
+		 * tests/test_sr_shutdown.c). */
+		if (rcu_sr_wait_timeout(&node, drive ? RCU_WAIT_RECHECK_NS : -1))
 			break;
 		rcu_note_sync_resume();
 	}
@@ -1394,7 +1428,8 @@ void trcu_get_stats(struct trcu_stats *st)
 
 /* Join the GP kthread; if a reader keeps its grace period from ending for
  * longer than a stall timeout, say so and leave it rather than hang exit. */
-static void rcu_gp_kthread_join(void)
+/* True once joined; false when it is stuck behind a reader (detached). */
+static bool rcu_gp_kthread_join(void)
 {
 	struct timespec ts;
 
@@ -1404,7 +1439,29 @@ static void rcu_gp_kthread_join(void)
 		trcu_warn("shutdown: the GP kthread is still waiting for a reader after %ld s; "
 			  "not joined", TUN(stall_timeout_ms) / 1000 + 1);
 		pthread_detach(rcu_state.kthread);
+		return false;
 	}
+	return true;
+}
+
+/*
+ * Callers that left their GP to the GP kthread (list callers with company,
+ * every caller under drive_from_caller=0) sleep without a time limit, and
+ * the kthread has stopped: run the GPs they asked for.  Each requested its
+ * GP and then read shutting_down (seq_cst both): one that read it false
+ * has its request in the gp_seq_needed read here; later ones drive
+ * themselves.  A few GPs at most; each GP's end wakes the futex sleepers,
+ * each cleanup the list's.
+ */
+static void rcu_shutdown_serve_waiters(void)
+{
+	unsigned long need = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_seq_cst);
+
+	pthread_mutex_lock(&rcu_state.gp_mutex);
+	while (!rcu_seq_done(need))
+		rcu_gp_one(NULL, RCU_DRV_CALLER);
+	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	rcu_wake_gp_waiters();
 }
 
 void trcu_shutdown(void)
@@ -1420,7 +1477,9 @@ void trcu_shutdown(void)
 	if (atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
 		atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
 		trcu_futex_wake(&rcu_state.kthread_futex, 1);
-		rcu_gp_kthread_join();
+		/* Stuck behind a reader: no GP could end for them anyway. */
+		if (rcu_gp_kthread_join())
+			rcu_shutdown_serve_waiters();
 	}
 	trcu_unregister_thread();
 	pthread_mutex_lock(&rcu_state.ofl_lock);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <sched.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -82,9 +83,20 @@ static long kernel_fqs_jiffies(void)
  * on 16 or fewer too, where it was measured (seeds 003, 64 callers against
  * liburcu: docs/benchmarks.md); the GP-end futex above, unmeasured there.
  */
+long trcu_usable_cpus(void)
+{
+	cpu_set_t set;
+
+	/* The CPUs this process may run on (cpusets, affinity), as a
+	 * container allowed 2 CPUs of a 64-CPU host behaves like 2. */
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static long sync_path_for_cpus(enum trcu_profile p)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	long ncpu = trcu_usable_cpus();
 
 	if (ncpu > 0 && ncpu <= 16)
 		return 1;
