@@ -679,7 +679,7 @@ static void wakeme_after_rcu(struct trcu_head *rhp)
 /*
  * The wakeme path: queue a callback that wakes us and sleep.  Its latency
  * includes every callback queued before it on this thread's list (seed 004's
- * problem); normal_wake_from_gp=1 and 2 (the default) avoid it.
+ * problem); normal_wake_from_gp=1 and 2 (the defaults) avoid it.
  */
 void rcu_wait_gp_wakeme(void)
 {
