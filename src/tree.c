@@ -896,8 +896,8 @@ static void rcu_gp_handoff(void)
  * machine loses little.  Returns true when the word moved.
  */
 #define RCU_WAIT_SPIN_NS (5 * 1000L)
-/* Longest a list caller that may drive sleeps before it looks again (a
- * hand-off lost to its failed trylock): a safety net, not the wake-up. */
+/* Longest a caller that relies on others sleeps before it looks again (a
+ * lost hand-off, shutdown): a safety net, not the wake-up. */
 #define RCU_WAIT_RECHECK_NS (10 * 1000000L)
 
 static bool rcu_wait_gp_spin(uint32_t v)
@@ -1125,8 +1125,10 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 		}
 		if (!drive)
 			rcu_gp_kthread_wake();
+		/* Bounded when not driving (drive_from_caller=0), as on the
+		 * list path: shutdown may stop the kthread before our GP. */
 		if (!rcu_wait_gp_spin(v))
-			trcu_futex_wait(&rcu_state.gp_end_futex, v, -1);
+			trcu_futex_wait(&rcu_state.gp_end_futex, v, drive ? -1 : RCU_WAIT_RECHECK_NS);
 		if (sync)
 			rcu_note_sync_resume();
 		rcu_gp_waiter_exit(sync);
@@ -1177,14 +1179,16 @@ static void rcu_wait_gp_sr(void)
 		} else if (!drive) {
 			rcu_gp_kthread_wake();
 		}
-		/* A driver that stops before covering us hands off to the GP
-		 * kthread; a waiter that may drive re-checks anyway (no lost
-		 * waiter if that hand-off raced with our failed trylock).  The
-		 * others sleep untimed (a timed futex wait arms a timer: 5 %
-		 * fewer calls/s with 64 callers on this VM); shutdown serves
-		 * them if it stops the kthread first (rcu_shutdown_serve_waiters(),
-		 * tests/test_sr_shutdown.c). */
-		if (rcu_sr_wait_timeout(&node, drive ? RCU_WAIT_RECHECK_NS : -1))
+		/* Bounded, whether we may drive or not: a driver that stops
+		 * before covering us hands off to the GP kthread, and that
+		 * hand-off may race with our failed trylock; and trcu_shutdown()
+		 * may stop the kthread (or keep it from starting) before our
+		 * GP, which we then drive ourselves, having seen shutting_down
+		 * (tests/test_sr_shutdown.c; a shutdown that ran the pending
+		 * GPs itself could hang process exit behind a reader: review).
+		 * The timer this arms costs a few % of calls/s with 64 callers
+		 * on this VM; not hanging comes first. */
+		if (rcu_sr_wait_timeout(&node, RCU_WAIT_RECHECK_NS))
 			break;
 		rcu_note_sync_resume();
 	}
@@ -1428,8 +1432,7 @@ void trcu_get_stats(struct trcu_stats *st)
 
 /* Join the GP kthread; if a reader keeps its grace period from ending for
  * longer than a stall timeout, say so and leave it rather than hang exit. */
-/* True once joined; false when it is stuck behind a reader (detached). */
-static bool rcu_gp_kthread_join(void)
+static void rcu_gp_kthread_join(void)
 {
 	struct timespec ts;
 
@@ -1439,29 +1442,7 @@ static bool rcu_gp_kthread_join(void)
 		trcu_warn("shutdown: the GP kthread is still waiting for a reader after %ld s; "
 			  "not joined", TUN(stall_timeout_ms) / 1000 + 1);
 		pthread_detach(rcu_state.kthread);
-		return false;
 	}
-	return true;
-}
-
-/*
- * Callers that left their GP to the GP kthread (list callers with company,
- * every caller under drive_from_caller=0) sleep without a time limit, and
- * the kthread has stopped: run the GPs they asked for.  Each requested its
- * GP and then read shutting_down (seq_cst both): one that read it false
- * has its request in the gp_seq_needed read here; later ones drive
- * themselves.  A few GPs at most; each GP's end wakes the futex sleepers,
- * each cleanup the list's.
- */
-static void rcu_shutdown_serve_waiters(void)
-{
-	unsigned long need = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_seq_cst);
-
-	pthread_mutex_lock(&rcu_state.gp_mutex);
-	while (!rcu_seq_done(need))
-		rcu_gp_one(NULL, RCU_DRV_CALLER);
-	pthread_mutex_unlock(&rcu_state.gp_mutex);
-	rcu_wake_gp_waiters();
 }
 
 void trcu_shutdown(void)
@@ -1477,9 +1458,7 @@ void trcu_shutdown(void)
 	if (atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
 		atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
 		trcu_futex_wake(&rcu_state.kthread_futex, 1);
-		/* Stuck behind a reader: no GP could end for them anyway. */
-		if (rcu_gp_kthread_join())
-			rcu_shutdown_serve_waiters();
+		rcu_gp_kthread_join();
 	}
 	trcu_unregister_thread();
 	pthread_mutex_lock(&rcu_state.ofl_lock);

@@ -87,9 +87,10 @@ long trcu_usable_cpus(void)
 {
 	cpu_set_t set;
 
-	/* The CPUs this process may run on (cpusets, affinity), as a
-	 * container allowed 2 CPUs of a 64-CPU host behaves like 2. */
-	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+	/* The CPUs the process may run on (cpusets, affinity: a container
+	 * allowed 2 CPUs of a 64-CPU host behaves like 2), read from the main
+	 * thread (tid == pid), not from whichever thread initialises us. */
+	if (!sched_getaffinity(getpid(), sizeof(set), &set) && CPU_COUNT(&set) > 0)
 		return CPU_COUNT(&set);
 	return sysconf(_SC_NPROCESSORS_ONLN);
 }
