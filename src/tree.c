@@ -1044,9 +1044,9 @@ void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns)
  * Does a list-path synchronize_rcu() caller drive its GP itself (with
  * drive_from_caller=1; a futex-path caller always does)?  Only while no
  * other synchronize_rcu() caller (of any path) waits: alone, driving costs
- * no wake-up at all; with company the GP
- * kthread drives GP after GP and wakes each GP's waiters, as in the kernel,
- * the batch growing while it wakes.  Callers taking turns instead each drove
+ * no wake-up at all; with company the GP kthread drives GP after GP and
+ * wakes each GP's waiters, as in the kernel, the batch growing while it
+ * wakes.  Callers taking turns instead each drove
  * a short GP and handed off (seeds 003, 64 callers on 2 CPUs: 195k calls/s
  * with turns, 280k with the kthread, and a p50 below the wakeme path's).
  * The futex path keeps turns: there the driver is served first, which is
@@ -1060,8 +1060,6 @@ static bool rcu_sr_caller_may_drive(void)
 	       atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed) <= 1;
 }
 
-/* sync: a synchronize_rcu() caller (not an offload thread waiting for its
- * callbacks' GP), counted for the offload threads' deferral. */
 /* A thread about to sleep on gp_end_futex, or done with it.  seq_cst:
  * pairs with the load of nr_gp_waiters in rcu_wake_gp_waiters() (store
  * buffering against its gp_end_futex increment).  Synchronize_rcu() callers
@@ -1082,6 +1080,8 @@ static void rcu_gp_waiter_exit(bool sync)
 		atomic_fetch_sub_explicit(&rcu_state.nr_sync_gp_waiters, 1, memory_order_relaxed);
 }
 
+/* sync: a synchronize_rcu() caller (not an offload thread waiting for its
+ * callbacks' GP), counted for the offload threads' deferral. */
 static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
@@ -1096,12 +1096,12 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 	for (;;) {
 		uint32_t v;
 
-		/* Counted before the shutting_down load (seq_cst both, as in
-		 * trcu_shutdown() the other way round): shutdown serves us, or
-		 * we see the flag and drive. */
 		rcu_gp_waiter_enter(sync);
+		/* Acquire: pairs with the exchange in trcu_shutdown().  A
+		 * caller that misses the flag and relies on a kthread that
+		 * shutdown stopped looks again within RCU_WAIT_RECHECK_NS. */
 		drive = exp || TUN(drive_from_caller) ||
-			atomic_load_explicit(&rcu_state.shutting_down, memory_order_seq_cst);
+			atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
 		v = atomic_load_explicit(&rcu_state.gp_end_futex, memory_order_seq_cst);
 		if (rcu_seq_done(s)) {
 			rcu_gp_waiter_exit(sync);
@@ -1165,11 +1165,10 @@ static void rcu_wait_gp_sr(void)
 		s = si;
 	rcu_start_this_gp(s, registered ? r : NULL);
 	for (;;) {
-		/* seq_cst: against trcu_shutdown(), which sets shutting_down
-		 * and then reads nr_waiting (our increment, in add_req, came
-		 * first): it serves us, or we see the flag and drive. */
+		/* Acquire: pairs with the exchange in trcu_shutdown(); a miss
+		 * is caught by the bounded wait below. */
 		bool drive = rcu_sr_caller_may_drive() ||
-			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_seq_cst);
+			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
 
 		if (drive && rcu_gp_acquire_driver(true)) {
 			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))

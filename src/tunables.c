@@ -77,12 +77,6 @@ static long kernel_fqs_jiffies(void)
 	return 3 + (ncpu > 0 ? ncpu : 1) / 256;
 }
 
-/*
- * synchronize_rcu()'s path by CPU count.  The kernel (seed 003): the
- * waiter list on 16 CPUs or fewer, wait_rcu_gp() above.  treercu: the list
- * on 16 or fewer too, where it was measured (seeds 003, 64 callers against
- * liburcu: docs/benchmarks.md); the GP-end futex above, unmeasured there.
- */
 long trcu_usable_cpus(void)
 {
 	cpu_set_t set;
@@ -95,6 +89,12 @@ long trcu_usable_cpus(void)
 	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
+/*
+ * synchronize_rcu()'s path by CPU count.  The kernel (seed 003): the
+ * waiter list on 16 CPUs or fewer, wait_rcu_gp() above.  treercu: the list
+ * on 16 or fewer too, where it was measured (seeds 003, 64 callers against
+ * liburcu: docs/benchmarks.md); the GP-end futex above, unmeasured there.
+ */
 static long sync_path_for_cpus(enum trcu_profile p)
 {
 	long ncpu = trcu_usable_cpus();
