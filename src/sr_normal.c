@@ -22,6 +22,14 @@
  * The work may see an old or a new done tail: an old one only means the
  * newer callers wait for the next run of the work, which the cleanup that
  * published the newer tail has queued.
+ *
+ * The workqueue subsystem frees every workqueue when it shuts down, at exit
+ * before trcu_shutdown() when trcu_sync_wq was its first use (its atexit
+ * handler is registered later, so it runs earlier), and GPs may still end
+ * after that.  Its shutdown notifier clears srs.sync_wq under wq_lock, which
+ * the driver holds from loading the handle to the end of its queueing, so
+ * nobody queues on freed memory; from then on the driver cleans up inline.
+ * The work queued before is run by the shutdown's drain.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,7 +54,11 @@ static struct {
 	_Atomic(struct sr_node *) srs_done_tail;  /* driver -> cleanup work */
 	struct sr_wait_head wait_heads[SR_NORMAL_GP_WAIT_HEAD_MAX];
 	struct trcu_work cleanup_work;
+	/* Under wq_lock, with wq_gone.  (_Atomic only because
+	 * tests/test_sr_states.c stores to it; relaxed under the lock.) */
 	_Atomic(struct trcu_workqueue *) sync_wq;
+	bool wq_gone;                             /* subsystem shut down: inline */
+	bool wq_notifier;                         /* sr_wq_shutdown() registered */
 	pthread_mutex_t wq_lock;
 	pthread_mutex_t cleanup_lock;             /* one cleanup pass at a time */
 	_Atomic int cleanups_pending;             /* queued or running works */
@@ -263,22 +275,36 @@ static void rcu_sr_normal_gp_cleanup_work(struct trcu_work *work)
 /* Tests that drive the cleanup work by hand set this. */
 static bool srs_cleanup_inline_disabled;
 
-static struct trcu_workqueue *sr_sync_wq(void)
+/*
+ * The workqueue subsystem is shutting down (trcu_wq_at_shutdown(), called
+ * before it destroys and frees any workqueue): forget trcu_sync_wq.  Once
+ * wq_lock is ours no driver is queueing on it, and none will again.  For
+ * good: a workqueue allocated after an exit-time shutdown would never be
+ * shut down, and cleanup_work's data names a pool the shutdown frees.
+ */
+static void sr_wq_shutdown(void)
 {
-	struct trcu_workqueue *wq = atomic_load_explicit(&srs.sync_wq, memory_order_acquire);
-
-	if (wq)
-		return wq;
 	pthread_mutex_lock(&srs.wq_lock);
-	wq = atomic_load_explicit(&srs.sync_wq, memory_order_relaxed);
-	if (!wq) {
-		trcu_init_work(&srs.cleanup_work, rcu_sr_normal_gp_cleanup_work);
-		wq = trcu_alloc_workqueue("trcu_sync_wq", TRCU_WQ_MEM_RECLAIM | TRCU_WQ_UNBOUND, 0);
-		/* Release: the initialised work item before the pointer. */
-		if (wq)
-			atomic_store_explicit(&srs.sync_wq, wq, memory_order_release);
-	}
+	srs.wq_gone = true;
+	atomic_store_explicit(&srs.sync_wq, NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&srs.wq_lock);
+}
+
+/* trcu_sync_wq, allocated on first use; NULL if it cannot be (or the
+ * workqueue subsystem shut down).  Caller holds wq_lock. */
+static struct trcu_workqueue *sr_sync_wq_locked(void)
+{
+	struct trcu_workqueue *wq = atomic_load_explicit(&srs.sync_wq, memory_order_relaxed);
+
+	if (wq || srs.wq_gone)
+		return wq;
+	/* Without the notifier the handle could dangle: no workqueue then. */
+	if (!srs.wq_notifier && trcu_wq_at_shutdown(sr_wq_shutdown))
+		return NULL;
+	srs.wq_notifier = true;
+	trcu_init_work(&srs.cleanup_work, rcu_sr_normal_gp_cleanup_work);
+	wq = trcu_alloc_workqueue("trcu_sync_wq", TRCU_WQ_MEM_RECLAIM | TRCU_WQ_UNBOUND, 0);
+	atomic_store_explicit(&srs.sync_wq, wq, memory_order_relaxed);
 	return wq;
 }
 
@@ -328,7 +354,9 @@ void rcu_sr_normal_gp_cleanup(void)
 {
 	struct sr_node *wait_tail = srs.srs_wait_tail, *n;
 	struct trcu_workqueue *wq;
+	bool queued;
 	long done;
+	int err;
 
 	if (!wait_tail)
 		return;
@@ -354,17 +382,24 @@ void rcu_sr_normal_gp_cleanup(void)
 	if (srs_cleanup_inline_disabled)
 		return;
 	atomic_fetch_add_explicit(&srs.cleanups_pending, 1, memory_order_relaxed);
-	wq = sr_sync_wq();
+	/* wq_lock from the handle's load to the end of the queueing: the
+	 * workqueue cannot be freed meanwhile (sr_wq_shutdown()). */
+	pthread_mutex_lock(&srs.wq_lock);
+	wq = sr_sync_wq_locked();
 	errno = 0;
-	if (wq && trcu_queue_work(wq, &srs.cleanup_work))
+	queued = wq && trcu_queue_work(wq, &srs.cleanup_work);
+	err = errno;
+	pthread_mutex_unlock(&srs.wq_lock);
+	if (queued)
 		return;
-	if (wq && errno != ESHUTDOWN) {
-		/* Already pending: that run will see this done tail. */
+	if (wq && err != ESHUTDOWN) {
+		/* Already pending: that run will see this done tail (a pending
+		 * item is run by the drain of a destroy or shutdown too). */
 		atomic_fetch_sub_explicit(&srs.cleanups_pending, 1, memory_order_relaxed);
 		return;
 	}
-	/* No workqueue (allocation failed, or shut down at exit): clean up
-	 * here so that no waiter is left behind. */
+	/* No workqueue (allocation failed, destroyed, or the subsystem shut
+	 * down, as at exit): clean up here so that no waiter is left behind. */
 	atomic_fetch_add_explicit(&srs.n_inline, 1, memory_order_relaxed);
 	rcu_sr_normal_gp_cleanup_work(&srs.cleanup_work);
 }

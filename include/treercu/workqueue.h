@@ -345,6 +345,17 @@ void trcu_wq_get_stats(struct trcu_wq_stats *st);
 void trcu_wq_shutdown(void);
 
 /*
+ * Call @fn at the start of every trcu_wq_shutdown() (the atexit one
+ * included), before any workqueue is destroyed or freed, in the thread that
+ * shuts down, with no lock of the subsystem held.  For code that keeps a
+ * workqueue handle in a global: clear it there and stop queueing on it (the
+ * shutdown frees it), or it dangles.  Kept across shutdowns; registering
+ * the same function again is a no-op.  0, -EINVAL (NULL) or -ENOSPC (more
+ * than 8 functions).
+ */
+int trcu_wq_at_shutdown(void (*fn)(void));
+
+/*
  * Test hook: make the next @n thread creations of the subsystem fail as if
  * pthread_create() returned EAGAIN (n < 0: all of them until called with 0).
  */
