@@ -231,6 +231,7 @@ struct rcu_state {
 	/* Statistics. */
 	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_stall, n_mb;
 	_Atomic unsigned long n_takeover;
+	_Atomic unsigned long n_async_skip;  /* GP-end wakes left to timed rechecks */
 	_Atomic unsigned long n_report_reader;
 
 	pthread_key_t exit_key;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "trace.h"
 #include "kvfree.h"
 #include "segcblist.h"
 
@@ -123,7 +124,9 @@ static void nocb_defer_to_woken(struct nocb_group *grp, long left)
 	    rcu_sync_key_same(&k, &grp->defer))
 		return;
 	grp->defer = k;
+	TRCU_TRACE("nocb_defer", left);
 	rcu_sync_wait_resume(&k, TUN(nocb_defer_us) * 1000L);
+	TRCU_TRACE("nocb_defer_end", 0);
 	atomic_fetch_add_explicit(&nocb.n_defer, 1, memory_order_relaxed);
 }
 
@@ -215,6 +218,7 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 		bl = pending >> 7;
 	rcu_cblist_init(&rcl);
 	rcu_segcblist_extract_done_cbs(&rdp->cblist, &rcl);
+	TRCU_TRACE("batch", rcl.len);
 	nocb_defer_to_woken(grp, rcl.len);
 	while ((rhp = rcu_cblist_dequeue(&rcl))) {
 		void (*f)(struct trcu_head *) = rhp->func;
@@ -230,6 +234,7 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 		if (n >= bl)
 			break;
 	}
+	TRCU_TRACE("batch_end", n);
 	rcu_segcblist_insert_done_cbs(&rdp->cblist, &rcl);
 	/* Release: pairs with the owner's relaxed read in call_rcu() flood
 	 * checks; only this thread writes it. */
@@ -458,7 +463,9 @@ static void *rcu_nocb_kthread(void *arg)
 				clear_lazy(grp);
 			}
 			/* Nothing to invoke: drive or wait for the GP ourselves. */
+			TRCU_TRACE("nocb_waitgp", p.need);
 			rcu_gp_wait_seq(p.need);
+			TRCU_TRACE("nocb_waitgp_end", 0);
 			continue;
 		}
 		if (atomic_load_explicit(&nocb.stopping, memory_order_acquire) && !p.partial)

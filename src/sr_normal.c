@@ -157,6 +157,12 @@ bool rcu_sr_waiters(void)
 	return atomic_load_explicit(&srs.nr_waiting, memory_order_seq_cst) > 0;
 }
 
+/* How many (the same count): a caller that drove knows its own node is one. */
+long rcu_sr_nr_waiting(void)
+{
+	return atomic_load_explicit(&srs.nr_waiting, memory_order_seq_cst);
+}
+
 /* Sleep until woken or timeout_ns (< 0: no limit); true once woken. */
 bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns)
 {

@@ -115,3 +115,39 @@ void trcu_warn(const char *fmt, ...)
 	trcu_vreport("treercu: ", fmt, ap);
 	va_end(ap);
 }
+
+#ifdef TREERCU_TRACE
+#include "trace.h"
+#define TRACE_N (1 << 20)
+static struct tr_ev { long t; int tid; const char *ev; long arg; } tr_buf[TRACE_N];
+static _Atomic long tr_idx;
+static __thread int tr_tid;
+
+static void trcu_trace_dump(void)
+{
+	const char *f = getenv("TREERCU_TRACE_FILE");
+	FILE *o;
+	long n = atomic_load(&tr_idx);
+
+	if (!f || !(o = fopen(f, "w")))
+		return;
+	if (n > TRACE_N)
+		n = TRACE_N;
+	for (long i = 0; i < n; i++)
+		fprintf(o, "%ld %d %s %ld\n", tr_buf[i].t, tr_buf[i].tid, tr_buf[i].ev, tr_buf[i].arg);
+	fclose(o);
+}
+
+void trcu_trace(const char *ev, long arg)
+{
+	long i = atomic_fetch_add(&tr_idx, 1);
+
+	if (i == 0)
+		atexit(trcu_trace_dump);
+	if (i >= TRACE_N)
+		return;
+	if (!tr_tid)
+		tr_tid = trcu_gettid();
+	tr_buf[i] = (struct tr_ev){ trcu_now_ns(), tr_tid, ev, arg };
+}
+#endif

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "trace.h"
 #include "sr_normal.h"
 
 struct rcu_state rcu_state = {
@@ -186,6 +187,7 @@ static void rcu_gp_kick_driver(void)
 	/* seq_cst pairs with the driver's store to ->driver_sleeping and its
 	 * root ->qsmask check in rcu_gp_sleep(). */
 	atomic_fetch_add_explicit(&rcu_state.qs_futex, 1, memory_order_seq_cst);
+	TRCU_TRACE("kick", atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_relaxed));
 	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst))
 		trcu_futex_wake(&rcu_state.qs_futex, 1);
 }
@@ -373,6 +375,7 @@ static void rcu_gp_init(void)
 	unsigned long gps = rcu_seq_startval(atomic_load_explicit(&rcu_state.gp_seq,
 								  memory_order_relaxed));
 
+	TRCU_TRACE("init", gps);
 	atomic_store_explicit(&rcu_state.gp_dirty_flag, false, memory_order_relaxed);
 	/*
 	 * Seed 004: cover the synchronize_rcu() waiters added so far, *before*
@@ -410,8 +413,10 @@ static void rcu_gp_init(void)
 	 * blocked waiters were online) the GP needs no membarrier at all. */
 	if (TUN(early_report)) {
 		rcu_gp_early_report();
-		if (rcu_root_qs_done())
+		if (rcu_root_qs_done()) {
+			TRCU_TRACE("init_done_early", 0);
 			return;
+		}
 	}
 	if (TUN(jiffies_till_first_fqs) == 0)
 		rcu_for_each_holdout_leaf(rcu_prescan_leaf, NULL);
@@ -422,6 +427,7 @@ static void rcu_gp_init(void)
 	 * Pairs with the compiler barrier after the store in trcu_read_lock().
 	 */
 	trcu_gp_mb();
+	TRCU_TRACE("init_mb_done", 0);
 }
 
 /* ---- Force-quiescent-state scans -------------------------------------------------- */
@@ -539,6 +545,7 @@ static void rcu_gp_sleep_until(long target)
 		    (rcu_exp_pending() && !rcu_state.expedited))
 			break;
 		trcu_futex_wait(&rcu_state.qs_futex, v, target - now);
+		TRCU_TRACE("drv_wake", 0);
 	}
 	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
 	if (was_online)
@@ -646,15 +653,32 @@ static void rcu_gp_cleanup(void)
 	/* Release: pairs with the acquire loads in rcu_seq_done() callers:
 	 * whoever sees the GP ended sees every reader's section finished. */
 	atomic_store_explicit(&rcu_state.gp_seq, rcu_seq_endval(gps), memory_order_release);
+	TRCU_TRACE("gp_end", gps);
 	atomic_fetch_add_explicit(&rcu_state.n_gp, 1, memory_order_relaxed);
 	/* Seed 004: wake this GP's synchronize_rcu() waiters. */
 	rcu_sr_normal_gp_cleanup();
+	TRCU_TRACE("sr_cleanup_done", 0);
 	if (rcu_state.sr_uncovered)   /* no wait head was free: another GP */
 		rcu_start_this_gp(rcu_seq_snap_val(rcu_seq_endval(gps)), NULL);
 }
 
-/* Wake every synchronize_rcu() sleeper so that each rechecks its cookie. */
-static void rcu_wake_gp_waiters(void)
+/* Longest a caller that relies on others sleeps before it looks again (a
+ * lost hand-off, shutdown): a safety net, not the wake-up. */
+#define RCU_WAIT_RECHECK_NS (10 * 1000000L)
+
+enum rcu_driver_kind { RCU_DRV_CALLER, RCU_DRV_KTHREAD, RCU_DRV_OFFLOAD };
+
+/*
+ * Wake the GP-end sleepers so that each rechecks its cookie.  all=false (a
+ * synchronize_rcu() caller that drove the GP, on its way out): only when a
+ * synchronize_rcu() caller sleeps there.  The others (the GP kthread and the
+ * offload threads, "asynchronous" waiters) sleep at most an async recheck
+ * interval and look again by themselves: a futex wake costs the caller
+ * 15-60 us on this VM (an IPI to the idle CPU, or the woken thread preempting
+ * it), half of what it waited for the GP itself (seeds 004, traced with
+ * src/trace.h).  Their callbacks wait up to a tick more; no caller does.
+ */
+static void rcu_wake_gp_waiters(bool all)
 {
 	/* Counted only for synchronize_rcu() callers sleeping here (not the
 	 * GP kthread, an offload thread or list callers), and before the
@@ -665,11 +689,42 @@ static void rcu_wake_gp_waiters(void)
 	 * it loads gp_end_futex and gp_seq in rcu_wait_gp(); also publishes
 	 * the count to a waiter that sees the new value. */
 	atomic_fetch_add_explicit(&rcu_state.gp_end_futex, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst))
+	if (!atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst))
+		return;
+	/* After the seq_cst load above (acquire): a synchronize_rcu() caller
+	 * counts itself here before its seq_cst nr_gp_waiters increment
+	 * (rcu_gp_waiter_enter()), so one whose increment we read is seen. */
+	if (all || atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed))
 		trcu_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
+	else
+		atomic_fetch_add_explicit(&rcu_state.n_async_skip, 1, memory_order_relaxed);
 }
 
-enum rcu_driver_kind { RCU_DRV_CALLER, RCU_DRV_KTHREAD, RCU_DRV_OFFLOAD };
+/*
+ * How long an asynchronous waiter (GP kthread, offload thread) sleeps on
+ * gp_end_futex before it looks again, since a caller that drives does not
+ * wake it (rcu_wake_gp_waiters()): a tick, doubled while gp_seq stands
+ * still (a long GP: a reader holding on), up to RCU_ASYNC_RECHECK_TICKS.
+ */
+#define RCU_ASYNC_RECHECK_TICKS 4
+
+struct rcu_async_wait { unsigned long seq; long ns; };
+
+static long rcu_async_wait_ns(struct rcu_async_wait *aw)
+{
+	unsigned long cur = atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed);
+	long tick = TUN(tick_us) * 1000L, max = RCU_ASYNC_RECHECK_TICKS * tick;
+
+	if (max > RCU_WAIT_RECHECK_NS)
+		max = RCU_WAIT_RECHECK_NS;
+	if (aw->ns && cur == aw->seq)
+		aw->ns = aw->ns * 2 > max ? max : aw->ns * 2;
+	else
+		aw->ns = tick < max ? tick : max;
+	aw->seq = cur;
+	return aw->ns;
+}
+
 
 /*
  * One grace period, driven by the calling thread (gp_mutex held): a new one,
@@ -715,7 +770,7 @@ static bool rcu_gp_one(struct trcu_reader *driver, enum rcu_driver_kind kind)
 	atomic_fetch_add_explicit(kind == RCU_DRV_KTHREAD ? &rcu_state.n_gp_kthread
 							 : &rcu_state.n_gp_caller, 1,
 				  memory_order_relaxed);
-	rcu_wake_gp_waiters();
+	rcu_wake_gp_waiters(kind != RCU_DRV_CALLER);
 	return true;
 }
 
@@ -739,8 +794,10 @@ static bool rcu_gp_acquire_driver(bool takeover)
 	/* seq_cst: pairs with the driver's check in rcu_gp_sleep_until() after
 	 * its driver_sleeping store (the kick below wakes it). */
 	atomic_fetch_add_explicit(&rcu_state.takeover_req, 1, memory_order_seq_cst);
+	TRCU_TRACE("takeover_req", 0);
 	rcu_gp_kick_driver();
 	pthread_mutex_lock(&rcu_state.gp_mutex);
+	TRCU_TRACE("takeover_got", 0);
 	atomic_fetch_sub_explicit(&rcu_state.takeover_req, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&rcu_state.n_takeover, 1, memory_order_relaxed);
 	return true;
@@ -802,6 +859,7 @@ static bool rcu_start_this_gp(unsigned long s, struct trcu_reader *r)
 static void *rcu_gp_kthread(void *arg)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
+	struct rcu_async_wait aw = { 0, 0 };
 
 	pthread_setname_np(pthread_self(), "trcu_gp");
 	if (trcu_register_thread())
@@ -817,17 +875,19 @@ static void *rcu_gp_kthread(void *arg)
 		atomic_store_explicit(&rcu_state.kthread_sleeping, 1, memory_order_seq_cst);
 		if (!rcu_gp_needed()) {
 			trcu_futex_wait(&rcu_state.kthread_futex, v, -1);
+			TRCU_TRACE("kth_run", 0);
 			continue;
 		}
 		atomic_store_explicit(&rcu_state.kthread_sleeping, 0, memory_order_relaxed);
 		if (!rcu_gp_acquire_driver(false)) {
-			/* A caller is driving: wait for its GP to end. */
+			/* A caller is driving: wait for its GP to end; a caller
+			 * does not wake us (rcu_wake_gp_waiters()). */
 			uint32_t e = atomic_load_explicit(&rcu_state.gp_end_futex,
 							  memory_order_seq_cst);
 
 			atomic_fetch_add_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_seq_cst);
 			if (!rcu_gp_acquire_driver(false)) {
-				trcu_futex_wait(&rcu_state.gp_end_futex, e, 10 * 1000000L);
+				trcu_futex_wait(&rcu_state.gp_end_futex, e, rcu_async_wait_ns(&aw));
 				atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1,
 							  memory_order_relaxed);
 				continue;
@@ -865,27 +925,41 @@ static void rcu_gp_kthread_wake(void)
 	/* seq_cst pairs with the kthread's store to ->kthread_sleeping followed
 	 * by its gp_seq_needed check. */
 	atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
+	TRCU_TRACE("kth_wake", atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_relaxed));
 	if (atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_seq_cst))
 		trcu_futex_wake(&rcu_state.kthread_futex, 1);
 }
 
-/* After a caller stops driving: if more GPs are wanted, let a waiting caller
- * take over, or the GP kthread when nobody waits. */
-static void rcu_gp_handoff(void)
+/*
+ * After a thread stops driving: if more GPs are wanted, let a waiting caller
+ * take over, or the GP kthread when nobody waits.  When the driver was a
+ * synchronize_rcu() caller and no other one waits (self_sr: the caller's own list
+ * node, done, still counts in rcu_sr_waiters()), the GPs still wanted are
+ * asynchronous (callbacks, polled cookies): their requesters are awake, woke
+ * the GP kthread after raising gp_seq_needed, or sleep on gp_end_futex at
+ * most an async recheck interval, so the caller returns without a wake-up
+ * (rcu_wake_gp_waiters()).
+ */
+static void rcu_gp_handoff(bool caller, bool self_sr)
 {
-	bool gp_waiters;
+	bool gp_waiters, sync_gp;
 
 	if (!rcu_gp_needed())
 		return;
 	/* The GP kthread too may be waiting here, on gp_end_futex, for
-	 * gp_mutex: its own wake-up word would leave it asleep up to 10 ms
-	 * (seeds 003: a 10 ms max on the list path). */
+	 * gp_mutex: its own wake-up word would leave it asleep (seeds 003: a
+	 * 10 ms max on the list path).  seq_cst, then the sync count: see
+	 * rcu_wake_gp_waiters(). */
 	gp_waiters = atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst) != 0;
+	sync_gp = gp_waiters &&
+		  atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed) != 0;
+	if (caller && !sync_gp && rcu_sr_nr_waiting() <= (self_sr ? 1 : 0) && !rcu_exp_pending())
+		return;   /* asynchronous needs only */
 	if (gp_waiters)
-		rcu_wake_gp_waiters();
+		rcu_wake_gp_waiters(true);
 	/* seed-004 waiters sleep on their own node, not on gp_end_futex:
 	 * only the GP kthread can take over for them. */
-	if (!gp_waiters || rcu_sr_waiters())
+	if (!gp_waiters || rcu_sr_nr_waiting() > (self_sr ? 1 : 0))
 		rcu_gp_kthread_wake();
 }
 
@@ -896,9 +970,6 @@ static void rcu_gp_handoff(void)
  * machine loses little.  Returns true when the word moved.
  */
 #define RCU_WAIT_SPIN_NS (5 * 1000L)
-/* Longest a caller that relies on others sleeps before it looks again (a
- * lost hand-off, shutdown): a safety net, not the wake-up. */
-#define RCU_WAIT_RECHECK_NS (10 * 1000000L)
 
 static bool rcu_wait_gp_spin(uint32_t v)
 {
@@ -929,8 +1000,12 @@ static void rcu_gp_serve_waiters(struct trcu_reader *r, enum rcu_driver_kind kin
 	/* Seed-004 list waiters too: left to the GP kthread, their GP waited
 	 * for it to be scheduled, behind an offload thread's batch when the
 	 * driver was that thread (seeds 004: p99 0.7 ms at 100k callbacks). */
-	while ((atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_relaxed) > 0 ||
-		rcu_sr_waiters()) &&
+	/* A caller serves synchronize_rcu() callers only: the asynchronous
+	 * waiters look again by themselves (rcu_wake_gp_waiters()). */
+	_Atomic int *waiters = kind == RCU_DRV_CALLER ? &rcu_state.nr_sync_gp_waiters
+						      : &rcu_state.nr_gp_waiters;
+
+	while ((atomic_load_explicit(waiters, memory_order_relaxed) > 0 || rcu_sr_waiters()) &&
 	       !rcu_seq_done(need))
 		if (!rcu_gp_one(r, kind))
 			return;
@@ -1087,6 +1162,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 	struct trcu_reader *r = &trcu_reader_tls;
 	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
 	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
+	struct rcu_async_wait aw = { 0, 0 };
 	bool drive;
 
 	if (sync)
@@ -1118,7 +1194,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 				rcu_gp_serve_waiters(registered ? r : NULL, kind);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
 			if (ours) {
-				rcu_gp_handoff();
+				rcu_gp_handoff(sync, false);
 				break;
 			}
 			continue;     /* taken over: wait for the GP as a waiter */
@@ -1126,9 +1202,13 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 		if (!drive)
 			rcu_gp_kthread_wake();
 		/* Bounded when not driving (drive_from_caller=0), as on the
-		 * list path: shutdown may stop the kthread before our GP. */
+		 * list path: shutdown may stop the kthread before our GP.  An
+		 * asynchronous waiter (!sync) is not woken by a caller that
+		 * drives (rcu_wake_gp_waiters()): it looks again by itself. */
 		if (!rcu_wait_gp_spin(v))
-			trcu_futex_wait(&rcu_state.gp_end_futex, v, drive ? -1 : RCU_WAIT_RECHECK_NS);
+			trcu_futex_wait(&rcu_state.gp_end_futex, v,
+					!sync ? rcu_async_wait_ns(&aw) :
+					drive ? -1 : RCU_WAIT_RECHECK_NS);
 		if (sync)
 			rcu_note_sync_resume();
 		rcu_gp_waiter_exit(sync);
@@ -1152,6 +1232,7 @@ static void rcu_wait_gp_sr(void)
 	struct sr_node node;
 	unsigned long s, si;
 
+	TRCU_TRACE("sr_enter", 0);
 	rcu_sync_caller_enter();
 	rcu_sr_normal_add_req(&node);
 	/* Full barrier (in rcu_gp_snap): the caller's updates and the node's
@@ -1171,10 +1252,11 @@ static void rcu_wait_gp_sr(void)
 			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
 
 		if (drive && rcu_gp_acquire_driver(true)) {
+			TRCU_TRACE("sr_drive", 0);
 			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
 				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
-			rcu_gp_handoff();
+			rcu_gp_handoff(true, true);
 		} else if (!drive) {
 			rcu_gp_kthread_wake();
 		}
@@ -1187,11 +1269,13 @@ static void rcu_wait_gp_sr(void)
 		 * GPs itself could hang process exit behind a reader: review).
 		 * The timer this arms costs a few % of calls/s with 64 callers
 		 * on this VM; not hanging comes first. */
+		TRCU_TRACE("sr_wait", drive);
 		if (rcu_sr_wait_timeout(&node, RCU_WAIT_RECHECK_NS))
 			break;
 		rcu_note_sync_resume();
 	}
 	rcu_sync_caller_exit();
+	TRCU_TRACE("sr_ret", 0);
 	if (registered)
 		trcu_exit_gp_wait(r, was_online);
 }
@@ -1419,6 +1503,8 @@ void trcu_get_stats(struct trcu_stats *st)
 							memory_order_relaxed);
 	st->fqs_scans = atomic_load_explicit(&rcu_state.n_fqs, memory_order_relaxed);
 	st->gp_takeovers = atomic_load_explicit(&rcu_state.n_takeover, memory_order_relaxed);
+	st->async_wakes_skipped = atomic_load_explicit(&rcu_state.n_async_skip,
+						       memory_order_relaxed);
 	st->stall_warnings = atomic_load_explicit(&rcu_state.n_stall, memory_order_relaxed);
 	st->membarriers = atomic_load_explicit(&rcu_state.n_mb, memory_order_relaxed);
 	st->fenced = rcu_state.fenced;

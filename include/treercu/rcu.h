@@ -318,6 +318,10 @@ struct trcu_stats {
 	long sr_woken_deferred;      /* ... by the cleanup work item */
 	long sr_no_wait_head;        /* GP inits that found every wait head in use */
 	int nocb_threads;            /* callback-offload threads running */
+	/* A synchronize_rcu() caller that drove its GP left the asynchronous
+	 * GP-end sleepers (GP kthread, offload threads) to their own timed
+	 * recheck instead of waking them (design.md section 5). */
+	unsigned long async_wakes_skipped;
 };
 void trcu_get_stats(struct trcu_stats *st);
 

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Debug-only event trace (build with -DTREERCU_TRACE=1): timestamped events
+ * in one ring, dumped at exit to $TREERCU_TRACE_FILE.  Compiled out
+ * otherwise.  Used to find where synchronize_rcu() time goes (seeds 004).
+ */
+#ifndef TREERCU_TRACE_H
+#define TREERCU_TRACE_H
+
+#ifdef TREERCU_TRACE
+void trcu_trace(const char *ev, long arg);
+#define TRCU_TRACE(ev, arg) trcu_trace(ev, (long)(arg))
+#else
+#define TRCU_TRACE(ev, arg) do { } while (0)
+#endif
+
+#endif
