@@ -188,8 +188,19 @@ static void rcu_gp_kick_driver(void)
 	 * root ->qsmask check in rcu_gp_sleep(). */
 	atomic_fetch_add_explicit(&rcu_state.qs_futex, 1, memory_order_seq_cst);
 	TRCU_TRACE("kick", atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_relaxed));
-	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst))
+	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst)) {
+		/*
+		 * A synchronize_rcu() caller driving its own GP (not yieldable)
+		 * is a woken caller too: an offload thread flushing or running
+		 * a long batch defers to it until it runs (section 9 of
+		 * design.md).  Not counted, the woken driver sat behind a 100k
+		 * flush on the CPU it was queued on (seeds 004, traced: 250 us).
+		 * Counted before the wake, as every sync wake; a hint (relaxed).
+		 */
+		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
+			rcu_note_sync_wake();
 		trcu_futex_wake(&rcu_state.qs_futex, 1);
+	}
 }
 
 /*
@@ -546,6 +557,9 @@ static void rcu_gp_sleep_until(long target)
 			break;
 		trcu_futex_wait(&rcu_state.qs_futex, v, target - now);
 		TRCU_TRACE("drv_wake", 0);
+		/* A caller that drives runs again (rcu_gp_kick_driver()). */
+		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
+			rcu_note_sync_resume();
 	}
 	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
 	if (was_online)
@@ -620,8 +634,10 @@ static bool rcu_gp_fqs_loop(bool resumed)
 		rcu_fqs_scan(false);
 		if (rcu_root_qs_done())
 			return true;
-		if (rcu_gp_takeover_wanted())
+		if (rcu_gp_takeover_wanted()) {
+			TRCU_TRACE("yield", 0);
 			return false;
+		}
 		rcu_check_stall();
 		rcu_gp_holdout_wait(spin_until);
 	}
@@ -1193,6 +1209,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 			if (ours)
 				rcu_gp_serve_waiters(registered ? r : NULL, kind);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
+			TRCU_TRACE("drv_unlock", ours);
 			if (ours) {
 				rcu_gp_handoff(sync, false);
 				break;
