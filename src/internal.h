@@ -181,6 +181,9 @@ struct rcu_state {
 	_Atomic unsigned long sync_wake_seq __attribute__((aligned(64)));
 	_Atomic int nr_sync_waiters;           /* synchronize_rcu() callers waiting */
 	_Atomic int nr_sync_gp_waiters;        /* ... of them, on gp_end_futex */
+	/* Wakeme-path synchronize_rcu() and rcu_barrier() callers: they wait
+	 * for offload threads, which a driving caller then wakes at GP end. */
+	_Atomic int nr_cb_waiters;
 	_Atomic unsigned long sync_resume_seq __attribute__((aligned(64)));
 
 	pthread_mutex_t gp_mutex __attribute__((aligned(64)));  /* the driver */

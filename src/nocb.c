@@ -697,11 +697,16 @@ void rcu_wait_gp_wakeme(void)
 	int was = registered ? trcu_enter_gp_wait(r) : 0;
 
 	atomic_init(&rs.done, 0);
+	/* A caller that drives a GP then wakes the offload threads at its end
+	 * (rcu_wake_gp_waiters()); relaxed, a hint: a miss costs at most the
+	 * offload thread's recheck interval. */
+	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
 	call_rcu_core(&rs.head, wakeme_after_rcu, false);
 	/* The callback's futex wake after its store only hashes the address:
 	 * returning (and reusing rs) as soon as done is set is safe. */
 	while (!atomic_load_explicit(&rs.done, memory_order_acquire))
 		trcu_futex_wait(&rs.done, 0, -1);
+	atomic_fetch_sub_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
 	rcu_note_sync_resume();
 	if (registered)
 		trcu_exit_gp_wait(r, was);
@@ -736,11 +741,14 @@ void trcu_rcu_barrier(void)
 		nocb_wake(&nocb.groups[i]);
 	}
 	v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
+	/* As in rcu_wait_gp_wakeme(): GP-end wakes reach the offload threads. */
+	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
 	nocb_barrier_dec();
 	while (atomic_load_explicit(&nocb.barrier_cpu_count, memory_order_acquire) != 0) {
 		trcu_futex_wait(&nocb.barrier_futex, v, -1);
 		v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
 	}
+	atomic_fetch_sub_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&nocb.barrier_mutex);
 }
 

@@ -195,11 +195,9 @@ static void rcu_gp_kick_driver(void)
 		 * a long batch defers to it until it runs (section 9 of
 		 * design.md).  Not counted, the woken driver sat behind a 100k
 		 * flush on the CPU it was queued on (seeds 004, traced: 250 us).
-		 * Counted before the wake, as every sync wake; a hint (relaxed).
-		 * The caller records its resume when it returns (rcu_sync_caller_exit()),
-		 * not when it wakes: the offload thread then naps through the
-		 * rest of the caller's GP work, so that a second GP's membarrier
-		 * finds its CPU idle instead of interrupting it (5-20 us).
+		 * Counted before the wake, as every sync wake; a hint (relaxed):
+		 * a kick that races with the end of a kthread's GP may count a
+		 * wake nobody records, which costs one nap of nocb_defer_us.
 		 */
 		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
 			rcu_note_sync_wake();
@@ -561,6 +559,11 @@ static void rcu_gp_sleep_until(long target)
 			break;
 		trcu_futex_wait(&rcu_state.qs_futex, v, target - now);
 		TRCU_TRACE("drv_wake", 0);
+		/* A caller that drives runs again (rcu_gp_kick_driver()):
+		 * recorded now, not when it returns, or a caller serving GP
+		 * after GP would start a new deferral at every kick (review). */
+		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
+			rcu_note_sync_resume();
 	}
 	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
 	if (was_online)
@@ -688,12 +691,14 @@ enum rcu_driver_kind { RCU_DRV_CALLER, RCU_DRV_KTHREAD, RCU_DRV_OFFLOAD };
 /*
  * Wake the GP-end sleepers so that each rechecks its cookie.  all=false (a
  * synchronize_rcu() caller that drove the GP, on its way out): only when a
- * synchronize_rcu() caller sleeps there.  The others (the GP kthread and the
- * offload threads, "asynchronous" waiters) sleep at most an async recheck
- * interval and look again by themselves: a futex wake costs the caller
- * 15-60 us on this VM (an IPI to the idle CPU, or the woken thread preempting
- * it), half of what it waited for the GP itself (seeds 004, traced with
- * src/trace.h).  Their callbacks wait up to a tick more; no caller does.
+ * synchronize_rcu() caller sleeps there, or a wakeme-path caller or an
+ * rcu_barrier() waits for callbacks (nr_cb_waiters).  The others (the GP
+ * kthread and the offload threads, "asynchronous" waiters) sleep at most an
+ * async recheck interval (rcu_async_wait_ns(): 1 to 4 ticks) and look again
+ * by themselves: a futex wake costs the caller 15-60 us on this VM (an IPI
+ * to the idle CPU, or the woken thread preempting it), half of what it
+ * waited for the GP itself (seeds 004, traced with src/trace.h).  Callbacks
+ * nobody waits for may run up to 4 ticks later.
  */
 static void rcu_wake_gp_waiters(bool all)
 {
@@ -710,8 +715,13 @@ static void rcu_wake_gp_waiters(bool all)
 		return;
 	/* After the seq_cst load above (acquire): a synchronize_rcu() caller
 	 * counts itself here before its seq_cst nr_gp_waiters increment
-	 * (rcu_gp_waiter_enter()), so one whose increment we read is seen. */
-	if (all || atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed))
+	 * (rcu_gp_waiter_enter()), so one whose increment we read is seen.
+	 * This rests on every write to nr_gp_waiters being a read-modify-
+	 * write (a release sequence): a plain store there would break it.
+	 * nr_cb_waiters is a hint: a miss costs that caller one recheck
+	 * interval, never a hang. */
+	if (all || atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed) ||
+	    atomic_load_explicit(&rcu_state.nr_cb_waiters, memory_order_relaxed))
 		trcu_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
 	else
 		atomic_fetch_add_explicit(&rcu_state.n_async_skip, 1, memory_order_relaxed);
@@ -730,7 +740,9 @@ struct rcu_async_wait { unsigned long seq; long ns; };
 static long rcu_async_wait_ns(struct rcu_async_wait *aw)
 {
 	unsigned long cur = atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed);
-	long tick = TUN(tick_us) * 1000L, max = RCU_ASYNC_RECHECK_TICKS * tick;
+	/* At least 100 us: tick_us=1 must not turn this into a busy loop. */
+	long tick = (TUN(tick_us) < 100 ? 100 : TUN(tick_us)) * 1000L;
+	long max = RCU_ASYNC_RECHECK_TICKS * tick;
 
 	if (max > RCU_WAIT_RECHECK_NS)
 		max = RCU_WAIT_RECHECK_NS;
@@ -950,16 +962,23 @@ static void rcu_gp_kthread_wake(void)
 /*
  * After a thread stops driving: if more GPs are wanted, let a waiting caller
  * take over, or the GP kthread when nobody waits.  When the driver was a
- * synchronize_rcu() caller and no other one waits (self_sr: the caller's own list
- * node, done, still counts in rcu_sr_waiters()), the GPs still wanted are
- * asynchronous (callbacks, polled cookies): their requesters are awake, woke
- * the GP kthread after raising gp_seq_needed, or sleep on gp_end_futex at
- * most an async recheck interval, so the caller returns without a wake-up
- * (rcu_wake_gp_waiters()).
+ * synchronize_rcu() caller and no other one waits (self_sr: the caller's own
+ * list node still counts in rcu_sr_nr_waiting()), nor a wakeme or
+ * rcu_barrier() caller, the GPs still wanted are asynchronous (callbacks,
+ * polled cookies): their requesters are awake, woke the GP kthread after
+ * raising gp_seq_needed, or sleep on gp_end_futex at most an async recheck
+ * interval, so the caller returns without a wake-up (rcu_wake_gp_waiters()).
+ * Except own_need_left: the caller raised gp_seq_needed for a GP it did not
+ * wait for (a list caller whose node a GP that started between its push and
+ * its snapshot covered: its cookie named the GP after).  Nobody else may
+ * need that GP, so nobody would drive it, and a later start_poll cookie
+ * naming it would not raise the request again (review: a polled cookie that
+ * never completed; torture: "writer made no progress for 30 s").  The GP
+ * kthread runs it.
  */
-static void rcu_gp_handoff(bool caller, bool self_sr)
+static void rcu_gp_handoff(bool caller, bool self_sr, bool own_need_left)
 {
-	bool gp_waiters, sync_gp;
+	bool gp_waiters, sync_gp, sr_others;
 
 	if (!rcu_gp_needed())
 		return;
@@ -970,13 +989,17 @@ static void rcu_gp_handoff(bool caller, bool self_sr)
 	gp_waiters = atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst) != 0;
 	sync_gp = gp_waiters &&
 		  atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed) != 0;
-	if (caller && !sync_gp && rcu_sr_nr_waiting() <= (self_sr ? 1 : 0) && !rcu_exp_pending())
+	sr_others = rcu_sr_nr_waiting() > (self_sr ? 1 : 0);
+	if (caller && !sync_gp && !sr_others && !own_need_left && !rcu_exp_pending() &&
+	    !atomic_load_explicit(&rcu_state.nr_cb_waiters, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&rcu_state.n_async_skip, 1, memory_order_relaxed);
 		return;   /* asynchronous needs only */
+	}
 	if (gp_waiters)
 		rcu_wake_gp_waiters(true);
 	/* seed-004 waiters sleep on their own node, not on gp_end_futex:
 	 * only the GP kthread can take over for them. */
-	if (!gp_waiters || rcu_sr_nr_waiting() > (self_sr ? 1 : 0))
+	if (!gp_waiters || sr_others || own_need_left)
 		rcu_gp_kthread_wake();
 }
 
@@ -1212,21 +1235,23 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
 			TRCU_TRACE("drv_unlock", ours);
 			if (ours) {
-				rcu_gp_handoff(sync, false);
+				rcu_gp_handoff(sync, false, false);
 				break;
 			}
 			continue;     /* taken over: wait for the GP as a waiter */
 		}
 		if (!drive)
 			rcu_gp_kthread_wake();
-		/* Bounded when not driving (drive_from_caller=0), as on the
-		 * list path: shutdown may stop the kthread before our GP.  An
-		 * asynchronous waiter (!sync) is not woken by a caller that
-		 * drives (rcu_wake_gp_waiters()): it looks again by itself. */
+		/* Bounded, as on the list path: shutdown may stop the kthread
+		 * before our GP (drive_from_caller=0), and a caller that may
+		 * drive relies on its failed trylock being ordered before the
+		 * driver's hand-off load of nr_gp_waiters, which POSIX does not
+		 * promise (glibc's locked RMWs do; review).  An asynchronous
+		 * waiter (!sync) is not woken by a caller that drives
+		 * (rcu_wake_gp_waiters()): it looks again sooner. */
 		if (!rcu_wait_gp_spin(v))
 			trcu_futex_wait(&rcu_state.gp_end_futex, v,
-					!sync ? rcu_async_wait_ns(&aw) :
-					drive ? -1 : RCU_WAIT_RECHECK_NS);
+					!sync ? rcu_async_wait_ns(&aw) : RCU_WAIT_RECHECK_NS);
 		if (sync)
 			rcu_note_sync_resume();
 		rcu_gp_waiter_exit(sync);
@@ -1274,7 +1299,7 @@ static void rcu_wait_gp_sr(void)
 			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
 				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
-			rcu_gp_handoff(true, true);
+			rcu_gp_handoff(true, true, !rcu_seq_done(s));
 		} else if (!drive) {
 			rcu_gp_kthread_wake();
 		}
@@ -1377,13 +1402,23 @@ unsigned long trcu_get_state_synchronize_rcu(void)
 	return rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
 }
 
+/* Request GP s for a polled cookie and make sure the GP kthread will run it:
+ * woken whenever s is not done, not only when this call raised the request
+ * (a request raised by a thread that then left without it would otherwise
+ * never be driven).  The wake is a syscall only when the kthread sleeps. */
+static void rcu_gp_start_poll(unsigned long s, struct trcu_reader *r)
+{
+	rcu_start_this_gp(s, r);
+	if (!rcu_seq_done(s))
+		rcu_gp_kthread_wake();
+}
+
 unsigned long trcu_start_poll_synchronize_rcu(void)
 {
 	unsigned long s = trcu_get_state_synchronize_rcu();
 	struct trcu_reader *r = &trcu_reader_tls;
 
-	if (rcu_start_this_gp(s, r->slot >= 0 ? r : NULL))
-		rcu_gp_kthread_wake();
+	rcu_gp_start_poll(s, r->slot >= 0 ? r : NULL);
 	return s;
 }
 
@@ -1428,8 +1463,7 @@ void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 	struct trcu_reader *r = &trcu_reader_tls;
 
 	trcu_get_state_synchronize_rcu_full(rgosp);
-	if (rcu_start_this_gp(rgosp->rgos_norm, r->slot >= 0 ? r : NULL))
-		rcu_gp_kthread_wake();
+	rcu_gp_start_poll(rgosp->rgos_norm, r->slot >= 0 ? r : NULL);
 }
 
 bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)

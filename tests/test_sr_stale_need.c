@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A list-path synchronize_rcu() caller whose cookie names one GP too many:
+ * its node is pushed, then (preempted before its snapshot) a GP started by
+ * the offload thread covers the node, and the snapshot, taken with that GP
+ * in progress, names the GP after it.  The caller raises gp_seq_needed for
+ * that GP, takes the running GP over, is woken at its end and returns.
+ * Nobody else needs the GP it requested.  With the hand-off skipping
+ * wake-ups for asynchronous needs (commit 8b081b0), nobody drove it, and a
+ * later start_poll_synchronize_rcu() whose cookie named it neither raised
+ * the request nor woke the GP kthread: the cookie never completed (review;
+ * torture: "writer made no progress for 30 s").  Found and first written by
+ * a reviewing helper.
+ *
+ * Checked: the stale request is driven without any further call (the GP
+ * kthread runs it), and a polled cookie completes.
+ *
+ * The caller is held between its push and its snapshot by wrapping
+ * rcu_sr_normal_add_req() (linked with -Wl,--wrap).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <treercu/rcu.h>
+#include "check.h"
+#include "holder.h"
+#include "internal.h"
+#include "sr_normal.h"
+
+void __real_rcu_sr_normal_add_req(struct sr_node *n);
+void __wrap_rcu_sr_normal_add_req(struct sr_node *n);
+static _Atomic int armed, pushed, ran;
+static struct trcu_head head;
+
+/* Hold the caller after its push until a GP has started: as if preempted. */
+void __wrap_rcu_sr_normal_add_req(struct sr_node *n)
+{
+	__real_rcu_sr_normal_add_req(n);
+	if (atomic_exchange(&armed, 0)) {
+		atomic_store(&pushed, 1);
+		while (!(trcu_gp_seq() & 3))
+			usleep(50);
+	}
+}
+
+static void cb(struct trcu_head *h)
+{
+	(void)h;
+	atomic_store(&ran, 1);
+}
+
+static void *caller(void *a)
+{
+	(void)a;
+	synchronize_rcu();
+	return NULL;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static bool need_served(void)
+{
+	return ULONG_CMP_GE(trcu_gp_seq(), atomic_load(&rcu_state.gp_seq_needed));
+}
+
+int main(void)
+{
+	struct holder h;
+	pthread_t t;
+	unsigned long c;
+	long t0;
+
+	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
+	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
+	holder_start(&h);
+	atomic_store(&armed, 1);
+	CHECK(pthread_create(&t, NULL, caller, NULL) == 0);
+	while (!atomic_load(&pushed))
+		usleep(50);
+	call_rcu(&head, cb);          /* the offload thread starts the next GP */
+	usleep(50000);
+	holder_release(&h);
+	pthread_join(t, NULL);
+	t0 = now_ms();
+	while (!atomic_load(&ran) && now_ms() - t0 < 5000)
+		usleep(100);
+	CHECK(atomic_load(&ran));
+	/* No call into the library from here: the stale request is driven. */
+	t0 = now_ms();
+	while (!need_served() && now_ms() - t0 < 2000)
+		usleep(100);
+	printf("gp_seq %lu, gp_seq_needed %lu after %ld ms\n", trcu_gp_seq(),
+	       atomic_load(&rcu_state.gp_seq_needed), now_ms() - t0);
+	CHECK(need_served());
+	c = start_poll_synchronize_rcu();
+	t0 = now_ms();
+	while (!poll_state_synchronize_rcu(c) && now_ms() - t0 < 2000)
+		usleep(100);
+	printf("polled cookie %s after %ld ms\n",
+	       poll_state_synchronize_rcu(c) ? "completed" : "NOT completed", now_ms() - t0);
+	CHECK(poll_state_synchronize_rcu(c));
+	printf("test_sr_stale_need: OK\n");
+	return 0;
+}
