@@ -381,6 +381,10 @@ struct s3_thread {
 
 struct s3_ctx {
 	long threads, idle, reps;
+	long bg_rate;                 /* --bg-cbs: background call_rcu()/s, 0 = none */
+	int bg_stop;
+	pthread_t bg;
+	unsigned long bg_queued;
 	double dur_s;
 	int stop, err;
 	pthread_barrier_t start;
@@ -403,6 +407,48 @@ static void *s3_caller(void *arg)
 
 		synchronize_rcu();
 		lat_add(&t->h, now_ns() - t0);
+	}
+	trcu_unregister_thread();
+	return NULL;
+}
+
+/*
+ * Background callbacks (--bg-cbs RATE): one registered thread queues RATE
+ * call_rcu()/s in 1 ms bursts, each callback freeing its malloc'd head (as
+ * kfree_rcu() does).  A kernel always has such callbacks queued (seed 004:
+ * thousands to a million); without them the wakeme callbacks are the only
+ * ones and nothing is queued ahead of a wake-up.  Not timed; drained with
+ * rcu_barrier() after each run.
+ */
+static void s3_bg_free(struct rcu_head *h)
+{
+	free(h);
+}
+
+static void *s3_bg_fn(void *arg)
+{
+	struct s3_ctx *c = arg;
+	long burst = c->bg_rate / 1000 > 0 ? c->bg_rate / 1000 : 1;
+	uint64_t next = now_ns();
+
+	trcu_register_thread();
+	while (!__atomic_load_n(&c->bg_stop, __ATOMIC_RELAXED)) {
+		uint64_t now;
+
+		for (long i = 0; i < burst; i++) {
+			struct rcu_head *h = malloc(sizeof(*h));
+
+			if (!h)
+				break;
+			call_rcu(h, s3_bg_free);
+			c->bg_queued++;
+		}
+		next += 1000000;
+		now = now_ns();
+		if (next > now)
+			sleep_ns(next - now);
+		else
+			next = now;   /* fell behind: no catching up in a burst */
 	}
 	trcu_unregister_thread();
 	return NULL;
@@ -496,6 +542,11 @@ static void s3_variant(int path, int rep, void *arg)
 		fprintf(stderr, "seeds 003: cannot create thread %ld\n", n);
 		exit(1);
 	}
+	c->bg_stop = 0;
+	if (c->bg_rate && pthread_create(&c->bg, NULL, s3_bg_fn, c)) {
+		fprintf(stderr, "seeds 003: cannot create the background thread\n");
+		exit(1);
+	}
 	pthread_barrier_wait(&c->start);
 	t0 = now_ns();
 	sleep_ns((uint64_t)(c->dur_s * 1e9));
@@ -503,6 +554,11 @@ static void s3_variant(int path, int rep, void *arg)
 	for (long i = 0; i < n; i++)
 		pthread_join(c->th[i].tid, NULL);
 	s3_record(c, path, rep, (double)(now_ns() - t0) / 1e9);
+	if (c->bg_rate) {
+		__atomic_store_n(&c->bg_stop, 1, __ATOMIC_RELAXED);
+		pthread_join(c->bg, NULL);
+		rcu_barrier();                    /* next run starts with none queued */
+	}
 	pthread_barrier_destroy(&c->start);
 	trcu_get_stats(&b);
 	c->direct[path] += b.sr_woken_direct - a.sr_woken_direct;
@@ -862,12 +918,14 @@ static void s3_json(struct json *j, const struct s3_ctx *c, const char *png)
 	json_num(j, "seed_p50_default_ns", seed3_pct(0, 50));
 	json_num(j, "seed_p50_wake_from_gp_ns", seed3_pct(1, 50));
 	json_str(j, "png", png);
+	json_num(j, "bg_cbs_per_s", (double)c->bg_rate);
+	json_num(j, "bg_cbs_queued", (double)c->bg_queued);
 }
 
 static int s3_args(struct tool_opts *o, struct s3_ctx *c, const char **png)
 {
 	static const char *const names[] = {
-		"--threads", "--duration", "--repeats", "--idle", "--png", NULL,
+		"--threads", "--duration", "--repeats", "--idle", "--png", "--bg-cbs", NULL,
 	};
 
 	if (!args_check(o, "seeds 003", names))
@@ -880,6 +938,7 @@ static int s3_args(struct tool_opts *o, struct s3_ctx *c, const char **png)
 	arg_long(o, "--repeats", 1, S3_REPS_MAX, &c->reps);
 	arg_long(o, "--idle", 0, 64, &c->idle);
 	arg_double(o, "--duration", 0.05, 600, &c->dur_s);
+	arg_long(o, "--bg-cbs", 0, 100000000, &c->bg_rate);
 	*png = "seeds003.png";
 	for (int i = 0; i + 1 < o->argc; i++)
 		if (!strcmp(o->argv[i], "--png"))
@@ -919,8 +978,11 @@ int seeds_003(struct tool_opts *o)
 	for (int p = 0; p < NSPATH; p++)
 		lat_init(&c->pooled[p]);
 	printf("\nseeds 003: %ld threads calling synchronize_rcu() in a loop for %.2f s per run, "
-	       "%ld repeats per path, paths interleaved; %ld idle registered threads\n",
+	       "%ld repeats per path, paths interleaved; %ld idle registered threads",
 	       c->threads, c->dur_s, c->reps, c->idle);
+	if (c->bg_rate)
+		printf("; background: %ld call_rcu()/s from one more thread (--bg-cbs)", c->bg_rate);
+	printf("\n");
 	machine_note(&j);
 	if (idle_start(&idle, c->idle))
 		return 1;
