@@ -204,6 +204,16 @@ static long rdp_pending(struct rcu_data *rdp)
 	       atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
 }
 
+/* Add to the count of callbacks run.  Release: pairs with the owner's
+ * relaxed read in call_rcu() flood checks and with trcu_get_stats(); only
+ * this (offload) thread writes it. */
+static void nocb_publish_invoked(struct rcu_data *rdp, long add)
+{
+	atomic_store_explicit(&rdp->n_invoked,
+			      atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed) + add,
+			      memory_order_release);
+}
+
 /*
  * rcu_do_batch: invoke ready callbacks, at most grp->blimit (or the time
  * budget), as the kernel does; what is left goes back to the front of DONE.
@@ -212,7 +222,7 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 {
 	struct rcu_cblist rcl;
 	struct trcu_head *rhp;
-	long bl = grp->blimit, n = 0, pending = rdp_pending(rdp);
+	long bl = grp->blimit, n = 0, n_pub = 0, pending = rdp_pending(rdp);
 
 	/* The kernel's rcu_divisor (7): bigger batches when much is pending. */
 	if (pending >> 7 > bl)
@@ -224,8 +234,16 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 	while ((rhp = rcu_cblist_dequeue(&rcl))) {
 		void (*f)(struct trcu_head *) = rhp->func;
 
-		if (f != rcu_barrier_callback)
+		if (f != rcu_barrier_callback) {
 			n++;
+		} else {
+			/* Counted before the barrier callback can let
+			 * rcu_barrier() return: a caller reading
+			 * trcu_get_stats() then sees every earlier callback as
+			 * run (test_callbacks under TSan saw 4 pending). */
+			nocb_publish_invoked(rdp, n - n_pub);
+			n_pub = n;
+		}
 		f(rhp);
 		if ((n & 31) == 0) {
 			if (trcu_now_ns() > deadline_ns)
@@ -237,11 +255,7 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 	}
 	TRCU_TRACE("batch_end", n);
 	rcu_segcblist_insert_done_cbs(&rdp->cblist, &rcl);
-	/* Release: pairs with the owner's relaxed read in call_rcu() flood
-	 * checks; only this thread writes it. */
-	atomic_store_explicit(&rdp->n_invoked,
-			      atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed) + n,
-			      memory_order_release);
+	nocb_publish_invoked(rdp, n - n_pub);
 	if (atomic_load_explicit(&rdp->pushback_waiting, memory_order_seq_cst)) {
 		atomic_fetch_add_explicit(&rdp->pushback_futex, 1, memory_order_seq_cst);
 		trcu_futex_wake(&rdp->pushback_futex, INT_MAX);
@@ -576,6 +590,9 @@ static void nocb_pushback(struct rcu_data *rdp)
 	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
 	was = atomic_load_explicit(&r->watching, memory_order_relaxed) ? trcu_enter_gp_wait(r) : 0;
 	nocb_wake(rdp->grp);
+	/* Waits for the offload thread, as a wakeme caller does: counted so
+	 * that a caller driving a GP wakes it at the GP's end (review nit). */
+	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
 	while (rdp_pending(rdp) > TUN(qhimark)) {
 		uint32_t v = atomic_load_explicit(&rdp->pushback_futex, memory_order_seq_cst);
 
@@ -585,6 +602,7 @@ static void nocb_pushback(struct rcu_data *rdp)
 			break;
 		trcu_futex_wait(&rdp->pushback_futex, v, 10 * 1000000L);
 	}
+	atomic_fetch_sub_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
 	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
 	if (atomic_load_explicit(&r->watching, memory_order_relaxed))
 		trcu_exit_gp_wait(r, was);
@@ -601,7 +619,14 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 			  "callback %p not run", (void *)head);
 		return;
 	}
-	trcu_synchronize_rcu();
+	/*
+	 * A grace period that no callback provides: trcu_synchronize_rcu()
+	 * on the wakeme path (normal_wake_from_gp=0) queued a callback, came
+	 * back here, and recursed until the stack ran out, for any call made
+	 * between the offload threads' stop and shutting_down (review; the
+	 * window is the offload threads' join).  tests/test_shutdown_wakeme.c.
+	 */
+	rcu_gp_wait_seq(rcu_gp_snap());
 	func(head);
 }
 

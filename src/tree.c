@@ -968,15 +968,10 @@ static void rcu_gp_kthread_wake(void)
  * polled cookies): their requesters are awake, woke the GP kthread after
  * raising gp_seq_needed, or sleep on gp_end_futex at most an async recheck
  * interval, so the caller returns without a wake-up (rcu_wake_gp_waiters()).
- * Except own_need_left: the caller raised gp_seq_needed for a GP it did not
- * wait for (a list caller whose node a GP that started between its push and
- * its snapshot covered: its cookie named the GP after).  Nobody else may
- * need that GP, so nobody would drive it, and a later start_poll cookie
- * naming it would not raise the request again (review: a polled cookie that
- * never completed; torture: "writer made no progress for 30 s").  The GP
- * kthread runs it.
+ * A list caller that leaves its own request undone wakes the GP kthread for
+ * it on its way out (rcu_wait_gp_sr()).
  */
-static void rcu_gp_handoff(bool caller, bool self_sr, bool own_need_left)
+static void rcu_gp_handoff(bool caller, bool self_sr)
 {
 	bool gp_waiters, sync_gp, sr_others;
 
@@ -990,7 +985,7 @@ static void rcu_gp_handoff(bool caller, bool self_sr, bool own_need_left)
 	sync_gp = gp_waiters &&
 		  atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed) != 0;
 	sr_others = rcu_sr_nr_waiting() > (self_sr ? 1 : 0);
-	if (caller && !sync_gp && !sr_others && !own_need_left && !rcu_exp_pending() &&
+	if (caller && !sync_gp && !sr_others && !rcu_exp_pending() &&
 	    !atomic_load_explicit(&rcu_state.nr_cb_waiters, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&rcu_state.n_async_skip, 1, memory_order_relaxed);
 		return;   /* asynchronous needs only */
@@ -999,7 +994,7 @@ static void rcu_gp_handoff(bool caller, bool self_sr, bool own_need_left)
 		rcu_wake_gp_waiters(true);
 	/* seed-004 waiters sleep on their own node, not on gp_end_futex:
 	 * only the GP kthread can take over for them. */
-	if (!gp_waiters || sr_others || own_need_left)
+	if (!gp_waiters || sr_others)
 		rcu_gp_kthread_wake();
 }
 
@@ -1235,7 +1230,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
 			TRCU_TRACE("drv_unlock", ours);
 			if (ours) {
-				rcu_gp_handoff(sync, false, false);
+				rcu_gp_handoff(sync, false);
 				break;
 			}
 			continue;     /* taken over: wait for the GP as a waiter */
@@ -1299,7 +1294,7 @@ static void rcu_wait_gp_sr(void)
 			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
 				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
-			rcu_gp_handoff(true, true, !rcu_seq_done(s));
+			rcu_gp_handoff(true, true);
 		} else if (!drive) {
 			rcu_gp_kthread_wake();
 		}
@@ -1317,6 +1312,17 @@ static void rcu_wait_gp_sr(void)
 			break;
 		rcu_note_sync_resume();
 	}
+	/*
+	 * Our node can be covered by a GP that started between its push and
+	 * our snapshot, which then named the GP after it: we leave with a
+	 * request for a GP nobody else may need, whether we drove or not.
+	 * Nobody would drive it, and a later start_poll cookie naming it
+	 * would find it already requested (review: a polled cookie that never
+	 * completed; torture: "writer made no progress for 30 s").  The GP
+	 * kthread runs it (tests/test_sr_stale_need.c, test_sr_stale_need2.c).
+	 */
+	if (!rcu_seq_done(s))
+		rcu_gp_kthread_wake();
 	rcu_sync_caller_exit();
 	TRCU_TRACE("sr_ret", 0);
 	if (registered)
@@ -1403,13 +1409,18 @@ unsigned long trcu_get_state_synchronize_rcu(void)
 }
 
 /* Request GP s for a polled cookie and make sure the GP kthread will run it:
- * woken whenever s is not done, not only when this call raised the request
- * (a request raised by a thread that then left without it would otherwise
- * never be driven).  The wake is a syscall only when the kthread sleeps. */
+ * woken when this call raised the request, and also when the request was
+ * there already but the kthread sleeps or never started (a second guard
+ * against a request whose raiser left without it).  seq_cst load: pairs
+ * with the kthread's store to ->kthread_sleeping before its
+ * rcu_gp_needed() check; a kthread not yet asleep sees the request.  No
+ * shared write otherwise (review). */
 static void rcu_gp_start_poll(unsigned long s, struct trcu_reader *r)
 {
-	rcu_start_this_gp(s, r);
-	if (!rcu_seq_done(s))
+	if (rcu_start_this_gp(s, r) ||
+	    (!rcu_seq_done(s) &&
+	     (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire) ||
+	      atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_seq_cst))))
 		rcu_gp_kthread_wake();
 }
 
