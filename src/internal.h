@@ -280,6 +280,8 @@ void rcu_note_sync_wake(void);                   /* a synchronize_rcu() caller w
 void rcu_note_sync_resume(void);                 /* ... and runs again */
 long trcu_usable_cpus(void);   /* CPUs this process may run on (tunable defaults) */
 struct rcu_sync_key { unsigned long wake, need; bool woken; };
+void rcu_cb_waiter_enter(void);                  /* a thread waits for an offload thread */
+void rcu_cb_waiter_exit(void);
 bool rcu_sync_caller_pending(struct rcu_sync_key *key);  /* callbacks should wait */
 bool rcu_sync_key_same(const struct rcu_sync_key *k, const struct rcu_sync_key *old);
 void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns);

@@ -590,9 +590,7 @@ static void nocb_pushback(struct rcu_data *rdp)
 	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
 	was = atomic_load_explicit(&r->watching, memory_order_relaxed) ? trcu_enter_gp_wait(r) : 0;
 	nocb_wake(rdp->grp);
-	/* Waits for the offload thread, as a wakeme caller does: counted so
-	 * that a caller driving a GP wakes it at the GP's end (review nit). */
-	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+	rcu_cb_waiter_enter();
 	while (rdp_pending(rdp) > TUN(qhimark)) {
 		uint32_t v = atomic_load_explicit(&rdp->pushback_futex, memory_order_seq_cst);
 
@@ -602,7 +600,7 @@ static void nocb_pushback(struct rcu_data *rdp)
 			break;
 		trcu_futex_wait(&rdp->pushback_futex, v, 10 * 1000000L);
 	}
-	atomic_fetch_sub_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+	rcu_cb_waiter_exit();
 	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
 	if (atomic_load_explicit(&r->watching, memory_order_relaxed))
 		trcu_exit_gp_wait(r, was);
@@ -722,16 +720,13 @@ void rcu_wait_gp_wakeme(void)
 	int was = registered ? trcu_enter_gp_wait(r) : 0;
 
 	atomic_init(&rs.done, 0);
-	/* A caller that drives a GP then wakes the offload threads at its end
-	 * (rcu_wake_gp_waiters()); relaxed, a hint: a miss costs at most the
-	 * offload thread's recheck interval. */
-	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+	rcu_cb_waiter_enter();
 	call_rcu_core(&rs.head, wakeme_after_rcu, false);
 	/* The callback's futex wake after its store only hashes the address:
 	 * returning (and reusing rs) as soon as done is set is safe. */
 	while (!atomic_load_explicit(&rs.done, memory_order_acquire))
 		trcu_futex_wait(&rs.done, 0, -1);
-	atomic_fetch_sub_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+	rcu_cb_waiter_exit();
 	rcu_note_sync_resume();
 	if (registered)
 		trcu_exit_gp_wait(r, was);
@@ -766,14 +761,13 @@ void trcu_rcu_barrier(void)
 		nocb_wake(&nocb.groups[i]);
 	}
 	v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
-	/* As in rcu_wait_gp_wakeme(): GP-end wakes reach the offload threads. */
-	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+	rcu_cb_waiter_enter();
 	nocb_barrier_dec();
 	while (atomic_load_explicit(&nocb.barrier_cpu_count, memory_order_acquire) != 0) {
 		trcu_futex_wait(&nocb.barrier_futex, v, -1);
 		v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
 	}
-	atomic_fetch_sub_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+	rcu_cb_waiter_exit();
 	pthread_mutex_unlock(&nocb.barrier_mutex);
 }
 

@@ -148,19 +148,19 @@ void rcu_sr_normal_add_req(struct sr_node *n)
 }
 
 /*
- * Are there waiters still sleeping?  A count, not a look at the list: only
- * the GP driver (under gp_mutex) may dereference list nodes, because a
- * woken waiter's node (on its stack) is gone as soon as it returns.
+ * How many waiters have not returned yet (a caller that drove counts its own
+ * node)?  A count, not a look at the list: only the GP driver (under
+ * gp_mutex) may dereference list nodes, because a woken waiter's node (on
+ * its stack) is gone as soon as it returns.
  */
-bool rcu_sr_waiters(void)
-{
-	return atomic_load_explicit(&srs.nr_waiting, memory_order_seq_cst) > 0;
-}
-
-/* How many (the same count): a caller that drove knows its own node is one. */
 long rcu_sr_nr_waiting(void)
 {
 	return atomic_load_explicit(&srs.nr_waiting, memory_order_seq_cst);
+}
+
+bool rcu_sr_waiters(void)
+{
+	return rcu_sr_nr_waiting() > 0;
 }
 
 /* Sleep until woken or timeout_ns (< 0: no limit); true once woken. */

@@ -1098,6 +1098,23 @@ static void rcu_sync_caller_exit(void)
 	rcu_note_sync_resume();
 }
 
+/*
+ * A thread waits for an offload thread to run callbacks (a wakeme-path
+ * synchronize_rcu(), an rcu_barrier(), a flood push-back): counted so that a
+ * caller driving a GP still wakes the offload threads at its end
+ * (rcu_wake_gp_waiters()).  Relaxed, a hint: a miss costs at most the offload
+ * thread's recheck interval, never a hang.
+ */
+void rcu_cb_waiter_enter(void)
+{
+	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+}
+
+void rcu_cb_waiter_exit(void)
+{
+	atomic_fetch_sub_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+}
+
 bool rcu_sync_caller_pending(struct rcu_sync_key *key)
 {
 	key->wake = atomic_load_explicit(&rcu_state.sync_wake_seq, memory_order_relaxed);

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A failed check ends the process at once: exit() would run treercu's atexit
@@ -24,6 +25,15 @@
 			CHECK_FAIL_EXIT(); \
 		} \
 	} while (0)
+
+/* Monotonic milliseconds, for bounded polling loops in tests. */
+static inline long check_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
 
 #define CHECK_EQ(a, b) \
 	do { \

@@ -35,14 +35,6 @@ static void cb(struct trcu_head *h)
 	atomic_fetch_add_explicit(&ran, 1, memory_order_relaxed);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static void *release_later(void *arg)
 {
 	struct holder *h = arg;
@@ -82,11 +74,11 @@ static void one_path(long path)
 	       b.async_wakes_skipped - a.async_wakes_skipped, atomic_load(&ran) - base, NCB);
 	CHECK(b.async_wakes_skipped > a.async_wakes_skipped);
 	/* No call into the library from here on: the recheck must serve them. */
-	t0 = now_ms();
-	while (atomic_load(&ran) - base < NCB && now_ms() - t0 < 2000)
+	t0 = check_now_ms();
+	while (atomic_load(&ran) - base < NCB && check_now_ms() - t0 < 2000)
 		usleep(100);
 	printf("path %ld: all %d callbacks ran %ld ms after synchronize_rcu() returned\n", path,
-	       NCB, now_ms() - t0);
+	       NCB, check_now_ms() - t0);
 	CHECK_EQ(atomic_load(&ran) - base, NCB);
 
 	/* A second synchronize_rcu() caller, on gp_end_futex or on its list

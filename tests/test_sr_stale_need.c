@@ -58,14 +58,6 @@ static void *caller(void *a)
 	return NULL;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static bool need_served(void)
 {
 	return ULONG_CMP_GE(trcu_gp_seq(), atomic_load(&rcu_state.gp_seq_needed));
@@ -89,23 +81,23 @@ int main(void)
 	usleep(50000);
 	holder_release(&h);
 	pthread_join(t, NULL);
-	t0 = now_ms();
-	while (!atomic_load(&ran) && now_ms() - t0 < 5000)
+	t0 = check_now_ms();
+	while (!atomic_load(&ran) && check_now_ms() - t0 < 5000)
 		usleep(100);
 	CHECK(atomic_load(&ran));
 	/* No call into the library from here: the stale request is driven. */
-	t0 = now_ms();
-	while (!need_served() && now_ms() - t0 < 2000)
+	t0 = check_now_ms();
+	while (!need_served() && check_now_ms() - t0 < 2000)
 		usleep(100);
 	printf("gp_seq %lu, gp_seq_needed %lu after %ld ms\n", trcu_gp_seq(),
-	       atomic_load(&rcu_state.gp_seq_needed), now_ms() - t0);
+	       atomic_load(&rcu_state.gp_seq_needed), check_now_ms() - t0);
 	CHECK(need_served());
 	c = start_poll_synchronize_rcu();
-	t0 = now_ms();
-	while (!poll_state_synchronize_rcu(c) && now_ms() - t0 < 2000)
+	t0 = check_now_ms();
+	while (!poll_state_synchronize_rcu(c) && check_now_ms() - t0 < 2000)
 		usleep(100);
 	printf("polled cookie %s after %ld ms\n",
-	       poll_state_synchronize_rcu(c) ? "completed" : "NOT completed", now_ms() - t0);
+	       poll_state_synchronize_rcu(c) ? "completed" : "NOT completed", check_now_ms() - t0);
 	CHECK(poll_state_synchronize_rcu(c));
 	printf("test_sr_stale_need: OK\n");
 	return 0;

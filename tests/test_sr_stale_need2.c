@@ -86,13 +86,6 @@ static void *poster(void *a)
 
 static void *caller(void *a) { (void)a; synchronize_rcu(); return NULL; }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int main(void)
 {
 	struct holder h;
@@ -124,8 +117,8 @@ int main(void)
 	usleep(20000);
 	pthread_mutex_unlock(&rcu_state.gp_mutex);
 	/* One offload thread drives G1 (covering A's node), the other waits. */
-	t0 = now_ms();
-	while (!(atomic_load(&w_held) && (trcu_gp_seq() & 3)) && now_ms() - t0 < 5000) usleep(100);
+	t0 = check_now_ms();
+	while (!(atomic_load(&w_held) && (trcu_gp_seq() & 3)) && check_now_ms() - t0 < 5000) usleep(100);
 	CHECK(atomic_load(&w_held));
 	printf("G1 in progress (gp_seq %lu), second offload thread waits on gp_end_futex\n", trcu_gp_seq());
 	holder_release(&h);
@@ -137,16 +130,16 @@ int main(void)
 	atomic_store(&go_u, 1);       /* driver unlocks, hands off to the waiter */
 	usleep(20000);
 	atomic_store(&go_w, 1);       /* waiter finds its GP done and leaves */
-	t0 = now_ms();
-	while (atomic_load(&ran) < 2 && now_ms() - t0 < 5000) usleep(100);
+	t0 = check_now_ms();
+	while (atomic_load(&ran) < 2 && check_now_ms() - t0 < 5000) usleep(100);
 	CHECK_EQ(atomic_load(&ran), 2);
 	/* No call into the library from here on. */
-	t0 = now_ms();
-	while (ULONG_CMP_LT(trcu_gp_seq(), atomic_load(&rcu_state.gp_seq_needed)) && now_ms() - t0 < 3000)
+	t0 = check_now_ms();
+	while (ULONG_CMP_LT(trcu_gp_seq(), atomic_load(&rcu_state.gp_seq_needed)) && check_now_ms() - t0 < 3000)
 		usleep(1000);
 	trcu_get_stats(&st);
 	printf("after %ld ms: gp_seq %lu gp_seq_needed %lu kthread_started %d gp_completed %ld\n",
-	       now_ms() - t0, trcu_gp_seq(), atomic_load(&rcu_state.gp_seq_needed),
+	       check_now_ms() - t0, trcu_gp_seq(), atomic_load(&rcu_state.gp_seq_needed),
 	       (int)atomic_load(&rcu_state.kthread_started), (long)st.gp_completed);
 	atomic_store(&quit, 1);
 	pthread_join(t1, NULL);
