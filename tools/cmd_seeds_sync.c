@@ -1013,7 +1013,7 @@ static long s4_cb_ns;                    /* extra work per callback */
 struct s4_cell {
 	double *lat, *pos;     /* per sample: ns; callbacks run before return */
 	double *pend;          /* ... of the k, not yet run when the call began */
-	double rep_med[S4_REPS_MAX];
+	double rep_med[S4_REPS_MAX], rep_p99[S4_REPS_MAX];   /* per repeat */
 	int n, nrep;
 };
 
@@ -1146,24 +1146,6 @@ static double s4_sample(struct s4_ctx *c, long k, double *pos, double *pend)
 	return (double)(t1 - t0);
 }
 
-static void s4_variant(int v, int rep, void *arg)
-{
-	struct s4_ctx *c = arg;
-	int path = v / c->nk, k = v % c->nk;
-	struct s4_cell *cl = &c->cell[path][k];
-	double *lat = cl->lat + cl->n;
-
-	if (sp_apply(path)) {
-		c->err = 1;
-		return;
-	}
-	synchronize_rcu();        /* settle after the switch */
-	for (int i = 0; i < c->per[k]; i++, cl->n++)
-		cl->lat[cl->n] = s4_sample(c, s4_k[k], &cl->pos[cl->n], &cl->pend[cl->n]);
-	cl->rep_med[cl->nrep++] = median_of(lat, (size_t)c->per[k]);
-	(void)rep;
-}
-
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -1187,23 +1169,49 @@ static double s4_pct(const double *v, int n, double p)
 	return r;
 }
 
+static void s4_variant(int v, int rep, void *arg)
+{
+	struct s4_ctx *c = arg;
+	int path = v / c->nk, k = v % c->nk;
+	struct s4_cell *cl = &c->cell[path][k];
+	double *lat = cl->lat + cl->n;
+
+	if (sp_apply(path)) {
+		c->err = 1;
+		return;
+	}
+	synchronize_rcu();        /* settle after the switch */
+	for (int i = 0; i < c->per[k]; i++, cl->n++)
+		cl->lat[cl->n] = s4_sample(c, s4_k[k], &cl->pos[cl->n], &cl->pend[cl->n]);
+	cl->rep_med[cl->nrep] = median_of(lat, (size_t)c->per[k]);
+	cl->rep_p99[cl->nrep++] = s4_pct(lat, c->per[k], 99);
+	(void)rep;
+}
+
+/* Median over the repeats of a cell's p50 or p99: the goal's figure. */
+static double s4_rep(const struct s4_cell *cl, bool p99)
+{
+	return median_of(p99 ? cl->rep_p99 : cl->rep_med, (size_t)cl->nrep);
+}
+
 static void s4_row(struct table *t, const struct s4_ctx *c, int p, int k, double idle99)
 {
 	const struct s4_cell *cl = &c->cell[p][k];
 	struct summary rs, ps;
-	double p99 = s4_pct(cl->lat, cl->n, 99);
-	char b[3][32];
+	double p99 = s4_rep(cl, true);
+	char b[4][32];
 
 	summarize(cl->rep_med, (size_t)cl->nrep, &rs);
 	summarize(cl->pos, (size_t)cl->n, &ps);
 	tab_cell(t, "%ld", s4_k[k]);
 	tab_cell(t, "%s", sp_name[p]);
 	tab_cell(t, "%d", cl->n);
-	tab_cell(t, "%s", fmt_ns(b[0], 32, s4_pct(cl->lat, cl->n, 50)));
+	tab_cell(t, "%s", fmt_ns(b[0], 32, s4_rep(cl, false)));
 	tab_cell(t, "%s", fmt_ns(b[1], 32, p99));
-	tab_cell(t, "%s", fmt_ns(b[2], 32, s4_pct(cl->lat, cl->n, 100)));
-	tab_cell(t, "%.0f%%", rs.spread);
 	tab_cell(t, "%.2fx", p99 / idle99);
+	tab_cell(t, "%s", fmt_ns(b[2], 32, s4_pct(cl->lat, cl->n, 99)));
+	tab_cell(t, "%s", fmt_ns(b[3], 32, s4_pct(cl->lat, cl->n, 100)));
+	tab_cell(t, "%.0f%%", rs.spread);
 	tab_cell(t, "%.0f", median_of(cl->pend, (size_t)cl->n));
 	tab_cell(t, "%.0f (%.0f-%.0f)", ps.median, ps.min, ps.max);
 }
@@ -1211,36 +1219,44 @@ static void s4_row(struct table *t, const struct s4_ctx *c, int p, int k, double
 static void s4_table(const struct s4_ctx *c)
 {
 	static const char *const cols[] = {
-		"K", "path (normal_wake_from_gp)", "samples", "p50", "p99", "max", "p50 spread",
-		"p99 / idle p99", "pending at call", "cbs run before return: median (min-max)",
+		"K", "path (normal_wake_from_gp)", "samples", "p50", "p99", "p99 / idle p99",
+		"p99 pooled", "max", "p50 spread", "pending at call",
+		"cbs run before return: median (min-max)",
 	};
-	static const int w[] = { 7, 30, 7, 10, 10, 10, 6, 8, 8, 24 };
+	static const int w[] = { 7, 30, 7, 10, 10, 8, 10, 10, 6, 8, 24 };
 	struct table t;
 
-	printf("\nsynchronize_rcu() after queueing K callbacks on the same thread "
-	       "(p50 spread = over the per-repeat medians):\n");
-	tab_start(&t, 10, cols, w);
+	printf("\nsynchronize_rcu() after queueing K callbacks on the same thread: %d samples per "
+	       "repeat at every K; p50 and p99 are the medians over the repeats of each repeat's "
+	       "own (p50 spread over those medians); p99 pooled is over all samples:\n",
+	       c->per[0]);
+	tab_start(&t, 11, cols, w);
 	for (int k = 0; k < c->nk; k++)
 		for (int p = 0; p < NSPATH; p++)
-			s4_row(&t, c, p, k, s4_pct(c->cell[p][0].lat, c->cell[p][0].n, 99));
+			s4_row(&t, c, p, k, s4_rep(&c->cell[p][0], true));
 }
 
 /* Largest p99 / idle p99 over K > 0. */
-static double s4_worst_ratio(const struct s4_ctx *c, int p)
+static double s4_p99(const struct s4_cell *cl, bool pooled)
 {
-	double idle = s4_pct(c->cell[p][0].lat, c->cell[p][0].n, 99), worst = 0;
+	return pooled ? s4_pct(cl->lat, cl->n, 99) : s4_rep(cl, true);
+}
+
+static double s4_worst_ratio(const struct s4_ctx *c, int p, bool pooled)
+{
+	double idle = s4_p99(&c->cell[p][0], pooled), worst = 0;
 
 	for (int k = 1; k < c->nk; k++)
-		worst = fmax(worst, s4_pct(c->cell[p][k].lat, c->cell[p][k].n, 99) / idle);
+		worst = fmax(worst, s4_p99(&c->cell[p][k], pooled) / idle);
 	return worst;
 }
 
 static void s4_summary(const struct s4_ctx *c)
 {
 	int kk = c->nk - 1;
-	double r1 = s4_worst_ratio(c, SP_LIST), r2 = s4_worst_ratio(c, SP_FUTEX);
-	double w0 = s4_pct(c->cell[SP_WAKEME][0].lat, c->cell[SP_WAKEME][0].n, 99);
-	double wk = s4_pct(c->cell[SP_WAKEME][kk].lat, c->cell[SP_WAKEME][kk].n, 99);
+	double r1 = s4_worst_ratio(c, SP_LIST, false), r2 = s4_worst_ratio(c, SP_FUTEX, false);
+	double w0 = s4_rep(&c->cell[SP_WAKEME][0], true);
+	double wk = s4_rep(&c->cell[SP_WAKEME][kk], true);
 	struct summary pos;
 	char b[2][32];
 
@@ -1253,13 +1269,14 @@ static void s4_summary(const struct s4_ctx *c)
 	       "(median); p99 %s idle -> %s at K=%ld (%.1fx): %s\n", pos.median, s4_k[kk],
 	       fmt_ns(b[0], 32, w0), fmt_ns(b[1], 32, wk), s4_k[kk], wk / w0,
 	       wk > 2 * w0 ? "grows with K, as in the seed" : "does NOT grow with K here");
-	printf("- goal, wake-from-GP list: p99 within 2x its idle p99 at every K: worst %.2fx: %s\n",
-	       r1, r1 <= 2 ? "PASS" : "MISS");
+	printf("- goal, wake-from-GP list: p99 within 2x its idle p99 at every K (median of "
+	       "repeats): worst %.2fx: %s; pooled over all samples: worst %.2fx\n",
+	       r1, r1 <= 2 ? "PASS" : "MISS", s4_worst_ratio(c, SP_LIST, true));
 	printf("- GP-end futex: worst p99 / idle p99 %.2fx: %s\n", r2,
 	       r2 <= 2 ? "within 2x" : "beyond 2x");
 	printf("- at K=%ld, p99 list / wakeme = %.3f, futex / wakeme = %.3f\n", s4_k[kk],
-	       s4_pct(c->cell[SP_LIST][kk].lat, c->cell[SP_LIST][kk].n, 99) / wk,
-	       s4_pct(c->cell[SP_FUTEX][kk].lat, c->cell[SP_FUTEX][kk].n, 99) / wk);
+	       s4_rep(&c->cell[SP_LIST][kk], true) / wk,
+	       s4_rep(&c->cell[SP_FUTEX][kk], true) / wk);
 	printf("- call_rcu() push-backs during the run: %ld (cb_max_pending raised above K)\n",
 	       c->pushback);
 	if (c->in_section)
@@ -1285,8 +1302,9 @@ static void s4_json(struct json *j, const struct s4_ctx *c)
 			json_int(j, "normal_wake_from_gp", p);
 			json_int(j, "k", s4_k[k]);
 			json_int(j, "samples", cl->n);
-			json_num(j, "p50_ns", s4_pct(cl->lat, cl->n, 50));
-			json_num(j, "p99_ns", s4_pct(cl->lat, cl->n, 99));
+			json_num(j, "p50_ns", s4_rep(cl, false));
+			json_num(j, "p99_ns", s4_rep(cl, true));
+			json_num(j, "p99_pooled_ns", s4_pct(cl->lat, cl->n, 99));
 			json_num(j, "max_ns", s4_pct(cl->lat, cl->n, 100));
 			json_num(j, "cbs_run_before_return_median", median_of(cl->pos, (size_t)cl->n));
 			json_num(j, "pending_at_call_median", median_of(cl->pend, (size_t)cl->n));
@@ -1294,8 +1312,9 @@ static void s4_json(struct json *j, const struct s4_ctx *c)
 		}
 	}
 	json_end(j, ']');
-	json_num(j, "list_worst_p99_over_idle_p99", s4_worst_ratio(c, SP_LIST));
-	json_num(j, "futex_worst_p99_over_idle_p99", s4_worst_ratio(c, SP_FUTEX));
+	json_num(j, "list_worst_p99_over_idle_p99", s4_worst_ratio(c, SP_LIST, false));
+	json_num(j, "list_worst_pooled_p99_over_idle_p99", s4_worst_ratio(c, SP_LIST, true));
+	json_num(j, "futex_worst_p99_over_idle_p99", s4_worst_ratio(c, SP_FUTEX, false));
 }
 
 static int s4_setup(struct tool_opts *o, struct s4_ctx *c)
@@ -1313,13 +1332,13 @@ static int s4_setup(struct tool_opts *o, struct s4_ctx *c)
 	arg_long(o, "--hold", 0, 1, &c->hold);
 	s4_cb_ns = c->cb_ns;
 	for (c->nk = 0; c->nk < S4_NK && s4_k[c->nk] <= kmax; c->nk++) {
-		long k = s4_k[c->nk];
-
-		/* At least 200 samples per cell in the full run (7 repeats),
-		 * so that a p99 is not just the largest of 28 (it was, at 1M:
-		 * one scheduler hiccup decided the goal). */
-		c->per[c->nk] = k == 0 ? 200 : k <= 1000 ? 100 : k <= 10000 ? 40
-			      : k <= 100000 ? (o->quick ? 20 : 30) : 30;
+		/* The same number of samples per repeat at every K, so that
+		 * the idle p99 and a K's p99 are the same statistic (idle had
+		 * 200 per repeat against 30: the 14th largest of 1400 against
+		 * the 3rd of 210).  Each repeat's p99, then the median over
+		 * the repeats, as the issue's "median of repeats" asks: one
+		 * scheduler hiccup no longer decides the goal. */
+		c->per[c->nk] = o->quick ? 20 : 30;
 		for (int p = 0; p < NSPATH; p++) {
 			c->cell[p][c->nk].lat = calloc((size_t)(c->reps * c->per[c->nk]), sizeof(double));
 			c->cell[p][c->nk].pos = calloc((size_t)(c->reps * c->per[c->nk]), sizeof(double));

@@ -92,6 +92,7 @@ static struct {
 #define MAX_CBW 4
 #define CB_INFLIGHT 2048            /* callback-writer elements not yet retired */
 #define RING 1024                   /* poisoned elements kept before free() */
+#define FWD_TL 48                   /* fwd_prog drain timeline entries */
 enum { CB_CALL, CB_HURRY, CB_FREE, CB_NKINDS };
 static const char *const cb_kind_name[CB_NKINDS] = { "call_rcu", "call_rcu_hurry", "rcu_free" };
 
@@ -118,8 +119,17 @@ static struct {
 	_Atomic int quiet, parked;       /* fwd_prog: grace-period requesters park */
 	int requesters;
 	_Atomic unsigned long fwd_invoked, fwd_last_gp;
+	/* The drain's timeline, for a failure report: per grace period after
+	 * the flood ended, when a flood callback first saw it and how many had
+	 * run by then (fwd_cb(), the one offload thread invoking them). */
+	_Atomic unsigned long fwd_gp_end;
+	uint64_t fwd_t_end;
+	struct { uint64_t t; unsigned long inv; } fwd_tl[FWD_TL];
 	unsigned long fwd_rounds, fwd_cbs, fwd_max_gps_seen, fwd_peak;
 	unsigned long fwd_pushback;
+	unsigned long fwd_unquiet;       /* rounds where others kept asking for GPs */
+	unsigned long fwd_max_gps_unquiet;
+	int fwd_parked_at_end;           /* requesters parked when the flood ended */
 	double fwd_max_drain_ms;
 	long cb_max_pending;
 	long lazy_saved;                 /* the lazy tunable before the run */
@@ -758,8 +768,24 @@ struct fwdcb {
 
 static void fwd_cb(struct rcu_head *rh)
 {
-	atomic_store_explicit(&cbt.fwd_last_gp, trcu_gp_seq(), memory_order_relaxed);
-	atomic_fetch_add(&cbt.fwd_invoked, 1);
+	unsigned long gp = trcu_gp_seq();
+	unsigned long last = atomic_load_explicit(&cbt.fwd_last_gp, memory_order_relaxed);
+	unsigned long inv = atomic_fetch_add(&cbt.fwd_invoked, 1);
+
+	/* Only the flood thread's offload thread runs these: no race on the
+	 * timeline, which the report reads after the drain's rcu_barrier().
+	 * fwd_gp_end is 0 until the flood ended. */
+	unsigned long end = atomic_load_explicit(&cbt.fwd_gp_end, memory_order_relaxed);
+
+	if (gp != last && end && (long)(gp - end) > 0) {
+		unsigned long k = seq_diff(gp, end);
+
+		if (k < FWD_TL && !cbt.fwd_tl[k].t) {
+			cbt.fwd_tl[k].t = now_ns();
+			cbt.fwd_tl[k].inv = inv;
+		}
+	}
+	atomic_store_explicit(&cbt.fwd_last_gp, gp, memory_order_relaxed);
 	free(rh);
 }
 
@@ -779,8 +805,10 @@ static unsigned long fwd_flood(double secs, unsigned long *peak)
 			quiet = true;
 		}
 		if (quiet && (atomic_load(&cbt.parked) >= cbt.requesters ||
-			      now_ns() - end > 10000000000ull))
+			      now_ns() - end > 10000000000ull)) {
+			cbt.fwd_parked_at_end = atomic_load(&cbt.parked);
 			break;
+		}
 		f = malloc(sizeof(*f));
 		if (!f) {
 			fail(E_THREAD);
@@ -811,25 +839,64 @@ static unsigned long fwd_gps(unsigned long gp_end)
 	return seq_diff(last, gp_end);
 }
 
-static void fwd_check(unsigned long n, unsigned long peak, unsigned long gps, double drain_ms)
+/* A failed round: the drain, grace period by grace period, and who else
+ * asked for grace periods meanwhile (stats from the flood's end to the end
+ * of the drain). */
+static void fwd_report(unsigned long n, const struct trcu_stats *a, const struct trcu_stats *b)
+{
+	fprintf(stderr, "torture: fwd_prog drain: %d of %d requesters parked; GPs %lu "
+		"(caller-driven %lu, kthread %lu), other callbacks queued %ld, rcu_free %ld, "
+		"sync wakes: list %ld+%ld\n", cbt.fwd_parked_at_end, cbt.requesters,
+		b->gp_completed - a->gp_completed, b->gp_driven_by_caller - a->gp_driven_by_caller,
+		b->gp_driven_by_kthread - a->gp_driven_by_kthread, b->cbs_queued - a->cbs_queued,
+		b->frees_queued - a->frees_queued, b->sr_woken_direct - a->sr_woken_direct,
+		b->sr_woken_deferred - a->sr_woken_deferred);
+	for (int k = 1; k < FWD_TL; k++)
+		if (cbt.fwd_tl[k].t)
+			fprintf(stderr, "torture: fwd_prog drain: GP +%d first seen at %.1f ms, "
+				"%lu of %lu invoked\n", k,
+				(double)(cbt.fwd_tl[k].t - cbt.fwd_t_end) / 1e6, cbt.fwd_tl[k].inv, n);
+}
+
+/*
+ * The flood's checks.  The grace-period count measures whether the flood's
+ * callbacks advance by their own requests (a stranded callback waits for
+ * somebody else's grace periods), so it only means something when nobody
+ * else asks for grace periods during the drain: every requester parked and
+ * no other call_rcu().  Otherwise (quiet == false: seen once in 600 floods,
+ * 9 processes on 2 CPUs, load average 70: 17 GPs while the flood's 4226
+ * callbacks ran at a steady 200-300 per GP beside 4819 others') the count
+ * is reported but not held to the limit; a drain that does not end within
+ * FWD_DRAIN_MAX_NS is a failure either way.
+ */
+#define FWD_DRAIN_MAX_NS 30000000000ull
+static void fwd_check(unsigned long n, unsigned long peak, unsigned long gps, double drain_ms,
+		      bool quiet)
 {
 	unsigned long inv = atomic_load(&cbt.fwd_invoked);
+	bool stranded = drain_ms * 1e6 >= (double)FWD_DRAIN_MAX_NS;
+	bool too_many = quiet && gps > (unsigned long)cbt.fwd_max_gps;
 
 	if (inv != n)
 		fprintf(stderr, "torture: fwd_prog: %lu of %lu flood callbacks invoked after "
 			"rcu_barrier()\n", inv, n);
-	if (gps > (unsigned long)cbt.fwd_max_gps)
+	if (too_many)
 		fprintf(stderr, "torture: fwd_prog: %lu grace periods after the flood ended "
 			"before its last callback ran (limit %ld)\n", gps, cbt.fwd_max_gps);
+	if (stranded)
+		fprintf(stderr, "torture: fwd_prog: %lu of %lu flood callbacks still not run "
+			"%.0f ms after the flood ended\n", n - inv, n, drain_ms);
 	if (peak > (unsigned long)cbt.cb_max_pending + 64)
 		fprintf(stderr, "torture: fwd_prog: %lu callbacks pending, above cb_max_pending "
 			"%ld\n", peak, cbt.cb_max_pending);
-	if (inv != n || gps > (unsigned long)cbt.fwd_max_gps ||
-	    peak > (unsigned long)cbt.cb_max_pending + 64)
+	if (inv != n || too_many || stranded || peak > (unsigned long)cbt.cb_max_pending + 64)
 		fail(E_FWD);
+	cbt.fwd_unquiet += !quiet;
+	if (!quiet && gps > cbt.fwd_max_gps_unquiet)
+		cbt.fwd_max_gps_unquiet = gps;
 	cbt.fwd_rounds++;
 	cbt.fwd_cbs += n;
-	if (gps > cbt.fwd_max_gps_seen)
+	if (quiet && gps > cbt.fwd_max_gps_seen)
 		cbt.fwd_max_gps_seen = gps;
 	if (peak > cbt.fwd_peak)
 		cbt.fwd_peak = peak;
@@ -843,25 +910,36 @@ static void fwd_check(unsigned long n, unsigned long peak, unsigned long gps, do
  */
 static void fwd_round(void)
 {
-	unsigned long peak = 0, n, gp_end;
-	struct trcu_stats st0, st1;
+	unsigned long peak = 0, n, gp_end, gps;
+	struct trcu_stats st0, st_end, st1;
+	bool quiet;
 	uint64_t t_end;
 	double drain_ms;
 
 	atomic_store(&cbt.fwd_invoked, 0);
 	atomic_store(&cbt.fwd_last_gp, trcu_gp_seq());
+	atomic_store(&cbt.fwd_gp_end, 0);
+	cbt.fwd_parked_at_end = 0;
+	memset(cbt.fwd_tl, 0, sizeof(cbt.fwd_tl));
 	trcu_get_stats(&st0);
 	n = fwd_flood(cbt.fwd_s, &peak);
+	trcu_get_stats(&st_end);
 	gp_end = trcu_gp_seq();
 	t_end = now_ns();
-	while (atomic_load(&cbt.fwd_invoked) < n && now_ns() - t_end < 30000000000ull)
+	cbt.fwd_t_end = t_end;
+	atomic_store(&cbt.fwd_gp_end, gp_end);
+	while (atomic_load(&cbt.fwd_invoked) < n && now_ns() - t_end < FWD_DRAIN_MAX_NS)
 		usleep(100);
 	drain_ms = (double)(now_ns() - t_end) / 1e6;
+	trcu_get_stats(&st1);
 	rcu_barrier();
 	atomic_store(&cbt.quiet, 0);
-	trcu_get_stats(&st1);
 	cbt.fwd_pushback += (unsigned long)(st1.cbs_pushback - st0.cbs_pushback);
-	fwd_check(n, peak, fwd_gps(gp_end), drain_ms);
+	gps = fwd_gps(gp_end);
+	quiet = cbt.fwd_parked_at_end >= cbt.requesters && st1.cbs_queued == st_end.cbs_queued;
+	if (gps > (unsigned long)cbt.fwd_max_gps)
+		fwd_report(n, &st_end, &st1);
+	fwd_check(n, peak, gps, drain_ms, quiet);
 }
 
 /* Sleeps s seconds; false if the run stops meanwhile. */
@@ -1045,9 +1123,10 @@ static void cb_report(void)
 	       atomic_load(&cbt.barrier_cbs));
 	printf("fwd_prog: %lu floods of %.1f s, %lu callbacks, peak pending %lu "
 	       "(cb_max_pending %ld), %lu push-backs, max drain %.1f ms, max GPs after the "
-	       "flood ended %lu (limit %ld)\n", cbt.fwd_rounds, cbt.fwd_s, cbt.fwd_cbs,
+	       "flood ended %lu (limit %ld); %lu drains with other GP demand (not held to "
+	       "the limit), max GPs %lu\n", cbt.fwd_rounds, cbt.fwd_s, cbt.fwd_cbs,
 	       cbt.fwd_peak, cbt.cb_max_pending, cbt.fwd_pushback, cbt.fwd_max_drain_ms,
-	       cbt.fwd_max_gps_seen, cbt.fwd_max_gps);
+	       cbt.fwd_max_gps_seen, cbt.fwd_max_gps, cbt.fwd_unquiet, cbt.fwd_max_gps_unquiet);
 }
 
 static void report(double duration, unsigned long failures, const struct trcu_stats *st)
@@ -1108,6 +1187,8 @@ static void cb_json(struct json *j)
 	json_num(j, "max_drain_ms", cbt.fwd_max_drain_ms);
 	json_int(j, "max_gps_after_flood", (long long)cbt.fwd_max_gps_seen);
 	json_int(j, "gps_limit", cbt.fwd_max_gps);
+	json_int(j, "drains_with_other_gp_demand", (long long)cbt.fwd_unquiet);
+	json_int(j, "max_gps_after_flood_other_demand", (long long)cbt.fwd_max_gps_unquiet);
 	json_end(j, '}');
 }
 
