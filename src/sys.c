@@ -117,9 +117,11 @@ void trcu_warn(const char *fmt, ...)
 }
 
 #ifdef TREERCU_TRACE
+#include <sched.h>
+
 #include "trace.h"
 #define TRACE_N (1 << 20)
-static struct tr_ev { long t; int tid; const char *ev; long arg; } tr_buf[TRACE_N];
+static struct tr_ev { long t; int tid, cpu; const char *ev; long arg; } tr_buf[TRACE_N];
 static _Atomic long tr_idx;
 static __thread int tr_tid;
 
@@ -134,7 +136,8 @@ static void trcu_trace_dump(void)
 	if (n > TRACE_N)
 		n = TRACE_N;
 	for (long i = 0; i < n; i++)
-		fprintf(o, "%ld %d %s %ld\n", tr_buf[i].t, tr_buf[i].tid, tr_buf[i].ev, tr_buf[i].arg);
+		fprintf(o, "%ld %d %s %ld %d\n", tr_buf[i].t, tr_buf[i].tid, tr_buf[i].ev,
+			tr_buf[i].arg, tr_buf[i].cpu);
 	fclose(o);
 }
 
@@ -148,6 +151,8 @@ void trcu_trace(const char *ev, long arg)
 		return;
 	if (!tr_tid)
 		tr_tid = trcu_gettid();
-	tr_buf[i] = (struct tr_ev){ trcu_now_ns(), tr_tid, ev, arg };
+	/* The CPU too: where a woken thread runs against its waker's (seeds
+	 * 004: the caller's wake-up after the release, session 6). */
+	tr_buf[i] = (struct tr_ev){ trcu_now_ns(), tr_tid, sched_getcpu(), ev, arg };
 }
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build treercu with its debug trace, run the seeds-004 miniature and print
-# the slow samples' timelines.  Usage: scripts/trace/run.sh [K=100000] [N=200] [MIN_US=100]
+# the slow samples' timelines, then the caller's wake-up after the release by
+# CPU placement (wakecpu.py).  Usage: scripts/trace/run.sh [K=100000] [N=200] [MIN_US=100]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 k=${1:-100000}; n=${2:-200}; min=${3:-100}
@@ -10,3 +11,4 @@ cc -O2 -Wall -Iinclude scripts/trace/seeds004_ab.c -o build-trace/seeds004_ab \
    build-trace/libtreercu.a -lpthread
 TREERCU_TRACE_FILE=build-trace/seeds004.trace build-trace/seeds004_ab "$k" "$n"
 python3 scripts/trace/timeline.py build-trace/seeds004.trace "$min" 5
+python3 scripts/trace/wakecpu.py build-trace/seeds004.trace

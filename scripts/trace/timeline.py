@@ -4,7 +4,8 @@
 Usage: timeline.py TRACE [MIN_US] [MAX_SHOWN]
 Prints, for the K>0 samples slower than MIN_US (default 100), every event
 from the sample's start to the caller's return, in us relative to the
-reader's release, with T0, T1... naming threads in order of appearance.
+reader's release, with T0, T1... naming threads in order of appearance and
+the CPU each event ran on.
 """
 import sys
 
@@ -13,8 +14,10 @@ thr = float(sys.argv[2]) if len(sys.argv) > 2 else 100.0
 maxn = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 ev = []
 for line in open(path):
-    t, tid, name, arg = line.split()
-    ev.append((int(t), int(tid), name, int(arg)))
+    f = line.split()
+    t, tid, name, arg = f[:4]
+    cpu = int(f[4]) if len(f) > 4 else -1
+    ev.append((int(t), int(tid), name, int(arg), cpu))
 rel = [i for i, e in enumerate(ev) if e[2] == 'release']
 lats, shown = [], 0
 for k, i in enumerate(rel):
@@ -31,9 +34,9 @@ for k, i in enumerate(rel):
     tids = {}
     print('--- sample %d: %.1f us' % (k, lat))
     for j in range(s, min(e + 3, len(ev))):
-        t, tid, name, arg = ev[j]
+        t, tid, name, arg, cpu = ev[j]
         tids.setdefault(tid, len(tids))
-        print('%9.1f  T%d  %-16s %d' % ((t - t0) / 1e3, tids[tid], name, arg))
+        print('%9.1f  T%d cpu%-2d %-16s %d' % ((t - t0) / 1e3, tids[tid], cpu, name, arg))
 lats.sort()
 if lats:
     n = len(lats)
