@@ -23,6 +23,9 @@
 #include "trace.h"
 #include "sr_normal.h"
 
+/* include/treercu/rcu.h: odd, +2 at each GP start (rcu_gp_init()). */
+_Atomic unsigned long trcu_reader_gen __attribute__((aligned(64))) = 1;
+
 struct rcu_state rcu_state = {
 	.gp_mutex = PTHREAD_MUTEX_INITIALIZER,
 	.ofl_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -433,6 +436,16 @@ static void rcu_gp_init(void)
 	}
 	if (TUN(jiffies_till_first_fqs) == 0)
 		rcu_for_each_holdout_leaf(rcu_prescan_leaf, NULL);
+	/*
+	 * A new reader generation (x86-64 read side, include/treercu/rcu.h):
+	 * sections that begin after the barrier below store it, so a scan
+	 * that saw an older odd value sees theirs differ.  Only GP drivers
+	 * write it (gp_mutex held); ordered before the readers' later loads
+	 * by the barrier below.
+	 */
+	atomic_store_explicit(&trcu_reader_gen,
+			      atomic_load_explicit(&trcu_reader_gen, memory_order_relaxed) + 2,
+			      memory_order_relaxed);
 	/*
 	 * GP-start barrier: every reader either had its ->watching store (odd)
 	 * visible before this point, so the scans below see it, or runs its

@@ -10,6 +10,11 @@
  * interleaving of 8 reader steps with prescan, barrier and up to 3 scans is
  * enumerated.
  *
+ * Two encodings of ->watching: the reader's lock stores the counter + 1, or
+ * (x86-64's fast path) the reader generation, which the driver advances by
+ * 2 at some point between the prescan and the barrier, so that an odd value
+ * can come back in a later section (include/treercu/rcu.h, trcu_reader_gen).
+ *
  * Safety: when the rule reports a quiescent state at a scan, the reader must
  * not be inside a section that began before the barrier.
  * Liveness: a reader that is outside any section at two consecutive scans,
@@ -33,11 +38,12 @@ static long cases, reported;
  * mb_at: time of the GP-start barrier (pre_at <= mb_at); scan_mask: times of
  * FQS scans (only those after the barrier count).
  */
-static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned scan_mask)
+static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned scan_mask,
+		     int gen_at)
 {
 	unsigned long snapbuf[1] = { 0 };
 	struct rcu_node leaf;
-	unsigned long w = 2;
+	unsigned long w = 2, gen = 1;
 	bool in_sec = false, sec_before_mb = false, qs = false, dirty = false;
 
 	memset(&leaf, 0, sizeof(leaf));
@@ -48,6 +54,8 @@ static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned
 			leaf.snap_valid = 1;
 			leaf.snap_pre = 1;
 		}
+		if (t == gen_at)
+			gen += 2;        /* the driver's new generation */
 		if (t == mb_at)
 			sec_before_mb = in_sec;
 		if (t > mb_at && ((scan_mask >> t) & 1) && !qs) {
@@ -61,7 +69,8 @@ static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned
 		if (t == nsteps)
 			break;
 		if ((steps >> t) & 1) {
-			w++;
+			/* gen_at < 0: lock stores w + 1; else the generation. */
+			w = in_sec || gen_at < 0 ? w + 1 : gen;
 			in_sec = !in_sec;
 			if (!in_sec)
 				sec_before_mb = false;   /* that section ended */
@@ -83,9 +92,18 @@ int main(void)
 	for (unsigned steps = 0; steps < (1u << n); steps++)
 		for (int mb = 0; mb <= n; mb++)
 			for (int pre = -1; pre <= mb; pre++)
-				for (unsigned scans = 0; scans < (1u << (n + 1)); scans++)
-					if (__builtin_popcount(scans) <= 3)
-						run_case(steps, n, pre, mb, scans);
+				for (unsigned scans = 0; scans < (1u << (n + 1)); scans++) {
+					if (__builtin_popcount(scans) > 3)
+						continue;
+					/* gen -1: counter encoding; else the
+					 * generation moves at gen (after the
+					 * prescan, at the barrier at the latest:
+					 * a reader load that still sees the old
+					 * one is the same as a later move). */
+					for (int gen = -1; gen <= mb; gen++)
+						if (gen < 0 || gen >= pre)
+							run_case(steps, n, pre, mb, scans, gen);
+				}
 	printf("test_fqs_model: %ld interleavings, %ld early reports, OK\n", cases, reported);
 	return 0;
 }

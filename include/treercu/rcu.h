@@ -37,10 +37,13 @@ extern "C" {
  *
  * watching: written only by the owner (plain relaxed stores).  0 means "not
  *   registered"; odd means "this thread may hold references"; even and
- *   non-zero means "extended quiescent state".  It only ever grows, so a
- *   grace-period scan that sees a value different from its snapshot knows
- *   the thread passed through a quiescent state (the kernel's dyntick
- *   snapshot, docs/design.md section 2).
+ *   non-zero means "extended quiescent state".  From an odd value the owner
+ *   can only move on through a quiescent state, so a grace-period scan that
+ *   sees a value different from its odd snapshot, or an even one, knows the
+ *   thread passed through one (the kernel's dyntick snapshot, docs/design.md
+ *   section 2).  On x86-64 the outermost lock stores trcu_reader_gen (below)
+ *   rather than ->watching + 1, so the same odd value can come back within
+ *   one grace period; a scan then keeps waiting, and ->need_qs settles it.
  * nesting: read-side nesting depth; QSBR threads keep a bias of one while
  *   online so that rcu_read_lock()/unlock() only move this counter.
  * need_qs: set by a grace-period driver that is about to sleep on this
@@ -67,6 +70,27 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "trcu_reader.nest_flags keeps nesting in its low half (x86-64, arm64)");
 
 extern __thread struct trcu_reader trcu_reader_tls;
+
+/*
+ * The generation an outermost rcu_read_lock() stores into ->watching on
+ * x86-64: odd, advanced by 2 at every grace-period start before the
+ * GP-start membarrier (src/tree.c, rcu_gp_init()), read-mostly, on its own
+ * cache line.  Storing ->watching + 1 instead made each call wait for the
+ * previous call's store (store-to-load forwarding, twice per pair): 4.7 ns
+ * per pair against 1.4-2.0 ns on a 2-vCPU AMD EPYC VM
+ * (scripts/bench/readside_chains.c, variants A and E).  Elsewhere (arm64,
+ * the fenced build) the lock keeps ->watching + 1: the GP-end membarrier is
+ * skipped there only when a reader's even value is unchanged across the
+ * GP start, which needs every section to leave a distinct value.  The one
+ * piece of grace-period state outside rcu_state: the inline read side
+ * cannot see rcu_state (as liburcu's readers read rcu_gp.ctr).
+ */
+#if defined(__x86_64__) && !defined(TREERCU_FENCED)
+#define TRCU_READ_GEN 1
+#else
+#define TRCU_READ_GEN 0
+#endif
+extern _Atomic unsigned long trcu_reader_gen;
 
 /* Out-of-line slow paths (src/thread.c). */
 void trcu_read_lock_slow(struct trcu_reader *r);
@@ -98,7 +122,18 @@ static inline void trcu_read_lock(void)
 			trcu_read_lock_slow(r);
 			return;
 		}
+#if TRCU_READ_GEN
+		/* w only feeds the branch above: no store-load chain from call
+		 * to call.  Relaxed: a section that loads the generation the
+		 * current GP set began after the GP-start membarrier's IPI,
+		 * and one that loads an older value and stores it before that
+		 * point is seen by the scans (as with w + 1). */
+		atomic_store_explicit(&r->watching,
+				      atomic_load_explicit(&trcu_reader_gen, memory_order_relaxed),
+				      memory_order_relaxed);
+#else
 		atomic_store_explicit(&r->watching, w + 1, memory_order_relaxed);
+#endif
 		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
 		atomic_signal_fence(memory_order_seq_cst);
 	} else if (TRCU_LIKELY(r->nesting != 0)) {
