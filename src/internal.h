@@ -200,6 +200,7 @@ struct rcu_state {
 	_Atomic int nr_slots;
 
 	/* Per-GP driver state (under gp_mutex). */
+	unsigned long gp_gen;            /* trcu_reader_gen this GP set */
 	struct trcu_reader *driver;      /* slot of the driving thread, or NULL */
 	/* The driver is the GP kthread or an offload thread: a synchronize_rcu()
 	 * caller may take the GP over (rcu_gp_acquire_driver()). */

@@ -197,7 +197,8 @@ static void thread_exit_destructor(void *arg)
 			 * with trcu_gp_mb() like an outermost unlock. */
 			atomic_thread_fence(memory_order_seq_cst);
 			atomic_store_explicit(&r->watching,
-					      atomic_load_explicit(&r->watching, memory_order_relaxed) + 1,
+					      (atomic_load_explicit(&r->watching, memory_order_relaxed) + 1) &
+					      ~TRCU_READER_GEN_TAG,
 					      memory_order_relaxed);
 		}
 	}
@@ -213,9 +214,14 @@ void trcu_thread_init(void)
 /* ---- Watching transitions (out of line) ---------------------------------- */
 
 /* Even -> odd: the thread may now hold references. */
+/* The slow paths never store a tagged odd value: only the fast path's
+ * rcu_read_lock() may (include/treercu/rcu.h, trcu_reader_gen), or a
+ * thread that went online before a GP could pass for one that began after
+ * it (rcu_watching_qs()).  Parity is kept. */
 static void watching_enter(struct trcu_reader *r)
 {
-	unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
+	unsigned long w = (atomic_load_explicit(&r->watching, memory_order_relaxed) &
+			   ~TRCU_READER_GEN_TAG);
 
 	if (r->flags & TRCU_RF_FENCED) {
 		/* seq_cst store + fence: the section's loads stay after it.
@@ -232,7 +238,8 @@ static void watching_enter(struct trcu_reader *r)
 /* Odd -> even (add 1) or odd -> odd (add 2, a momentary QS). */
 static void watching_exit(struct trcu_reader *r, unsigned long add)
 {
-	unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
+	unsigned long w = (atomic_load_explicit(&r->watching, memory_order_relaxed) &
+			   ~TRCU_READER_GEN_TAG);
 
 	if (r->flags & TRCU_RF_FENCED) {
 		/* Release: the section's accesses before the store; pairs with

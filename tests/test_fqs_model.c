@@ -16,7 +16,10 @@
  * can come back in a later section (include/treercu/rcu.h, trcu_reader_gen).
  *
  * Safety: when the rule reports a quiescent state at a scan, the reader must
- * not be inside a section that began before the barrier.
+ * not be inside a section that began before the barrier; with the
+ * generation, before the driver stored the new one (on TSO a section that
+ * loaded it sees every update that preceded the GP: rcu_watching_qs()), and
+ * before the barrier where the rule for it is compiled out (TRCU_TSO 0).
  * Liveness: a reader that is outside any section at two consecutive scans,
  * or that has finished the section it was in at the barrier, is reported by
  * the end.
@@ -43,11 +46,15 @@ static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned
 {
 	unsigned long snapbuf[1] = { 0 };
 	struct rcu_node leaf;
-	unsigned long w = 2, gen = 1;
-	bool in_sec = false, sec_before_mb = false, qs = false, dirty = false;
+	unsigned long w = 2, gen = TRCU_READER_GEN_TAG | 1;
+	bool in_sec = false, qs = false, dirty = false;
+	/* The section may hold pre-GP references: it began before the
+	 * barrier, and (generation rule) before the new generation. */
+	bool sec_pre = false, gen_rule = TRCU_TSO && gen_at >= 0;
 
 	memset(&leaf, 0, sizeof(leaf));
 	leaf.snap = snapbuf;
+	rcu_state.gp_gen = TRCU_READER_GEN_TAG | 3;   /* this GP's, from gen_at on */
 	for (int t = 0; t <= nsteps; t++) {
 		if (t == pre_at) {
 			leaf.snap[0] = w;
@@ -56,13 +63,14 @@ static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned
 		}
 		if (t == gen_at)
 			gen += 2;        /* the driver's new generation */
-		if (t == mb_at)
-			sec_before_mb = in_sec;
+		if (t == (gen_rule ? gen_at : mb_at))
+			sec_pre = in_sec;
 		if (t > mb_at && ((scan_mask >> t) & 1) && !qs) {
 			qs = rcu_watching_qs(&leaf, 0, w, &dirty);
 			if (qs) {
-				/* Safety: the section running at the barrier is over. */
-				CHECK(!(in_sec && sec_before_mb));
+				/* Safety: the section running at the barrier
+				 * (or at the new generation) is over. */
+				CHECK(!(in_sec && sec_pre));
 				reported++;
 			}
 		}
@@ -73,7 +81,7 @@ static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned
 			w = in_sec || gen_at < 0 ? w + 1 : gen;
 			in_sec = !in_sec;
 			if (!in_sec)
-				sec_before_mb = false;   /* that section ended */
+				sec_pre = false;   /* that section ended */
 		}
 	}
 	/* Liveness: with the reader outside any section, two more scans

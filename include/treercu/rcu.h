@@ -73,9 +73,13 @@ extern __thread struct trcu_reader trcu_reader_tls;
 
 /*
  * The generation an outermost rcu_read_lock() stores into ->watching on
- * x86-64: odd, advanced by 2 at every grace-period start before the
- * GP-start membarrier (src/tree.c, rcu_gp_init()), read-mostly, on its own
- * cache line.  Storing ->watching + 1 instead made each call wait for the
+ * x86-64: odd, tagged with TRCU_READER_GEN_TAG, advanced by 2 at every
+ * grace-period start before the GP-start membarrier (src/tree.c,
+ * rcu_gp_init()), read-mostly, on its own cache line.  Only this fast path
+ * stores tagged odd values (the slow paths strip the tag), so a scan that
+ * finds exactly the current GP's generation knows the section began after
+ * the GP started: on a TSO machine it then sees every update that preceded
+ * the GP, and is quiescent for it (docs/design.md section 1).  Storing ->watching + 1 instead made each call wait for the
  * previous call's store (store-to-load forwarding, twice per pair): 4.7 ns
  * per pair against 1.4-2.0 ns on a 2-vCPU AMD EPYC VM
  * (scripts/bench/readside_chains.c, variants A and E).  Elsewhere (arm64,
@@ -85,6 +89,7 @@ extern __thread struct trcu_reader trcu_reader_tls;
  * piece of grace-period state outside rcu_state: the inline read side
  * cannot see rcu_state (as liburcu's readers read rcu_gp.ctr).
  */
+#define TRCU_READER_GEN_TAG (1UL << 62)
 #if defined(__x86_64__) && !defined(TREERCU_FENCED)
 #define TRCU_READ_GEN 1
 #else
@@ -124,10 +129,12 @@ static inline void trcu_read_lock(void)
 		}
 #if TRCU_READ_GEN
 		/* w only feeds the branch above: no store-load chain from call
-		 * to call.  Relaxed: a section that loads the generation the
-		 * current GP set began after the GP-start membarrier's IPI,
-		 * and one that loads an older value and stores it before that
-		 * point is seen by the scans (as with w + 1). */
+		 * to call.  Relaxed: TSO keeps this load before the section's
+		 * loads, and a section that read the current GP's generation
+		 * sees what preceded that GP (causality through the GP
+		 * driver's stores: rcu_watching_qs()); one that read an older
+		 * one and stored it before the GP-start membarrier's IPI is
+		 * seen by the scans, as with w + 1. */
 		atomic_store_explicit(&r->watching,
 				      atomic_load_explicit(&trcu_reader_gen, memory_order_relaxed),
 				      memory_order_relaxed);
