@@ -128,6 +128,7 @@ static struct {
 	unsigned long fwd_rounds, fwd_cbs, fwd_max_gps_seen, fwd_peak;
 	unsigned long fwd_pushback;
 	unsigned long fwd_unquiet;       /* rounds where others kept asking for GPs */
+	unsigned long fwd_cut;           /* floods cut short by the end of the run */
 	unsigned long fwd_max_gps_unquiet;
 	int fwd_parked_at_end;           /* requesters parked when the flood ended */
 	double fwd_max_drain_ms;
@@ -891,8 +892,13 @@ static void fwd_check(unsigned long n, unsigned long peak, unsigned long gps, do
 			"%ld\n", peak, cbt.cb_max_pending);
 	if (inv != n || too_many || stranded || peak > (unsigned long)cbt.cb_max_pending + 64)
 		fail(E_FWD);
-	cbt.fwd_unquiet += !quiet;
-	if (!quiet && gps > cbt.fwd_max_gps_unquiet)
+	/* A flood that the end of the run cut short never asked anyone to
+	 * park: counted apart. */
+	if (stopping())
+		cbt.fwd_cut++;
+	else
+		cbt.fwd_unquiet += !quiet;
+	if (!quiet && !stopping() && gps > cbt.fwd_max_gps_unquiet)
 		cbt.fwd_max_gps_unquiet = gps;
 	cbt.fwd_rounds++;
 	cbt.fwd_cbs += n;
@@ -937,7 +943,7 @@ static void fwd_round(void)
 	cbt.fwd_pushback += (unsigned long)(st1.cbs_pushback - st0.cbs_pushback);
 	gps = fwd_gps(gp_end);
 	quiet = cbt.fwd_parked_at_end >= cbt.requesters && st1.cbs_queued == st_end.cbs_queued;
-	if (gps > (unsigned long)cbt.fwd_max_gps)
+	if (gps > (unsigned long)cbt.fwd_max_gps && !stopping())
 		fwd_report(n, &st_end, &st1);
 	fwd_check(n, peak, gps, drain_ms, quiet);
 }
@@ -1124,9 +1130,10 @@ static void cb_report(void)
 	printf("fwd_prog: %lu floods of %.1f s, %lu callbacks, peak pending %lu "
 	       "(cb_max_pending %ld), %lu push-backs, max drain %.1f ms, max GPs after the "
 	       "flood ended %lu (limit %ld); %lu drains with other GP demand (not held to "
-	       "the limit), max GPs %lu\n", cbt.fwd_rounds, cbt.fwd_s, cbt.fwd_cbs,
-	       cbt.fwd_peak, cbt.cb_max_pending, cbt.fwd_pushback, cbt.fwd_max_drain_ms,
-	       cbt.fwd_max_gps_seen, cbt.fwd_max_gps, cbt.fwd_unquiet, cbt.fwd_max_gps_unquiet);
+	       "the limit), max GPs %lu; %lu cut by the end of the run\n", cbt.fwd_rounds,
+	       cbt.fwd_s, cbt.fwd_cbs, cbt.fwd_peak, cbt.cb_max_pending, cbt.fwd_pushback,
+	       cbt.fwd_max_drain_ms, cbt.fwd_max_gps_seen, cbt.fwd_max_gps, cbt.fwd_unquiet,
+	       cbt.fwd_max_gps_unquiet, cbt.fwd_cut);
 }
 
 static void report(double duration, unsigned long failures, const struct trcu_stats *st)
@@ -1189,6 +1196,7 @@ static void cb_json(struct json *j)
 	json_int(j, "gps_limit", cbt.fwd_max_gps);
 	json_int(j, "drains_with_other_gp_demand", (long long)cbt.fwd_unquiet);
 	json_int(j, "max_gps_after_flood_other_demand", (long long)cbt.fwd_max_gps_unquiet);
+	json_int(j, "floods_cut_by_end_of_run", (long long)cbt.fwd_cut);
 	json_end(j, '}');
 }
 
