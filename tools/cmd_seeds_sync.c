@@ -1099,20 +1099,7 @@ static void *s4_holder(void *arg)
 		rcu_read_lock();
 		s4_set_state(&c->hstate, H_HELD);
 		s4_wait_state(&c->hstate, H_CALLING);
-		/* The caller is now in synchronize_rcu().  --hold 2: the
-		 * section runs on its CPU instead of sleeping, as a reader's
-		 * section does; the release then always wakes the caller on
-		 * the other CPU, at K = 0 as at any K (--hold 1 lets the
-		 * scheduler decide, and the two CPUs' wake-up costs differ
-		 * by 4x on the VM of session 6: docs/benchmarks.md). */
-		if (c->hold == 2) {
-			uint64_t end = now_ns() + S4_HOLD_NS;
-
-			while (now_ns() < end)
-				;
-		} else {
-			sleep_ns(S4_HOLD_NS);
-		}
+		sleep_ns(S4_HOLD_NS);            /* the caller is now in synchronize_rcu() */
 		c->t_release = now_ns();
 		rcu_read_unlock();
 		s4_set_state(&c->hstate, H_RELEASED);
@@ -1342,7 +1329,7 @@ static int s4_setup(struct tool_opts *o, struct s4_ctx *c)
 	arg_long(o, "--kmax", 0, s4_k[S4_NK - 1], &kmax);
 	arg_long(o, "--cb-ns", 0, 100000, &c->cb_ns);
 	c->hold = 1;
-	arg_long(o, "--hold", 0, 2, &c->hold);
+	arg_long(o, "--hold", 0, 1, &c->hold);
 	s4_cb_ns = c->cb_ns;
 	for (c->nk = 0; c->nk < S4_NK && s4_k[c->nk] <= kmax; c->nk++) {
 		/* The same number of samples per repeat at every K, so that
@@ -1418,11 +1405,8 @@ int seeds_004(struct tool_opts *o)
 	printf("\nseeds 004: the calling thread queues K call_rcu() callbacks (each: %ld ns of work "
 	       "+ a counter increment)%s, then times synchronize_rcu(); K up to %ld, %ld repeats, "
 	       "paths and K interleaved; rcu_barrier() between samples\n", c->cb_ns,
-	       c->hold == 2 ? " while another thread runs a read-side section on its CPU "
-			      "(--hold 2: spinning, released 200 us after the call; latency timed "
-			      "from that release, or from the call if later)"
-	       : c->hold ? " while another thread holds a read-side section (released 200 us after "
-			   "the call; latency timed from that release, or from the call if later)"
+	       c->hold ? " while another thread holds a read-side section (released 200 us after "
+			 "the call; latency timed from that release, or from the call if later)"
 		       : " (--hold 0: they may run while being queued)", s4_k[c->nk - 1], c->reps);
 	machine_note(&j);
 	s4_run(c);
