@@ -444,9 +444,10 @@ static void rcu_gp_init(void)
 	 * by the barrier below.
 	 */
 	rcu_state.gp_gen = atomic_load_explicit(&trcu_reader_gen, memory_order_relaxed) + 2;
-	/* After the gp_seq store above (x86 keeps stores in order): a reader
-	 * that loads it sees this GP started (rcu_watching_qs()). */
-	atomic_store_explicit(&trcu_reader_gen, rcu_state.gp_gen, memory_order_relaxed);
+	/* Release: after the gp_seq store above, for the compiler too (x86
+	 * keeps stores in order, so it costs nothing there): a reader that
+	 * loads it sees this GP started (rcu_watching_qs(); review). */
+	atomic_store_explicit(&trcu_reader_gen, rcu_state.gp_gen, memory_order_release);
 	/*
 	 * GP-start barrier: every reader either had its ->watching store (odd)
 	 * visible before this point, so the scans below see it, or runs its

@@ -74,6 +74,17 @@ static void qs_in_section(void)
 	rcu_quiescent_state();
 }
 
+/* An offline QSBR thread inside an explicit section: its nesting reads 1,
+ * as an online one's outside any section (review, session 6: the inline
+ * fast path counted this as a quiescent state). */
+static void offline_qs_in_section(void)
+{
+	trcu_thread_qsbr();
+	rcu_thread_offline();
+	rcu_read_lock();
+	rcu_quiescent_state();
+}
+
 static void online_not_qsbr(void)
 {
 	rcu_register_thread();
@@ -157,6 +168,8 @@ int main(void)
 	expect_death(unregister_in_section,
 		     "rcu_unregister_thread() called inside an RCU read-side critical section");
 	expect_death(qs_in_section,
+		     "rcu_quiescent_state() called inside an RCU read-side critical section");
+	expect_death(offline_qs_in_section,
 		     "rcu_quiescent_state() called inside an RCU read-side critical section");
 	expect_death(online_not_qsbr, "which is not a QSBR thread");
 	expect_death(offline_in_section,

@@ -245,8 +245,10 @@ static inline void trcu_quiescent_state(void)
 	struct trcu_reader *r = &trcu_reader_tls;
 	unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
 
-	/* Fast path: online QSBR thread outside any explicit nested section. */
-	if (TRCU_UNLIKELY(r->flags != TRCU_RF_QSBR || r->nesting != 1)) {
+	/* Fast path: online QSBR thread outside any explicit nested section.
+	 * depth_bias too: an offline QSBR thread inside an explicit section
+	 * also reads nesting 1, and the slow path reports that misuse. */
+	if (TRCU_UNLIKELY(r->flags != TRCU_RF_QSBR || r->nesting != 1 || !r->depth_bias)) {
 		trcu_quiescent_state_slow(r);
 		return;
 	}
