@@ -209,6 +209,10 @@ struct rcu_state {
 	/* Tests only: run inside rcu_gp_init() between the seed-004 wait-head
 	 * push and the GP-start store (tests/test_sr_race.c). */
 	void (*test_gp_init_hook)(void);
+	/* Tests only: run by a thread's first call_rcu(), between its
+	 * check of the offload threads' stop and its push
+	 * (tests/test_shutdown_late_cb.c). */
+	void (*test_first_cb_hook)(void);
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
 	_Atomic bool gp_root_done;       /* the root's qsmask emptied this GP */
 	bool expedited;                  /* this GP is driven without sleeps */

@@ -76,6 +76,7 @@ static struct {
 	int next_group;
 	_Atomic bool started;
 	_Atomic bool stopping;
+	_Atomic bool stopped;       /* offload threads joined (nocb_run_stranded()) */
 	pthread_key_t exit_key;
 
 	pthread_mutex_t barrier_mutex;
@@ -553,6 +554,8 @@ static struct rcu_data *rdp_get(void)
 
 	if (TRCU_LIKELY(rdp != NULL))
 		return rdp;
+	if (rcu_state.test_first_cb_hook)
+		rcu_state.test_first_cb_hook();
 	trcu_init();
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
 		nocb_start();
@@ -628,6 +631,78 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	func(head);
 }
 
+/*
+ * Run, after a grace period, the callbacks left on rdp's bypass list once
+ * the offload threads are gone: a call_rcu() that saw ->stopping still
+ * false may push after its group's thread made its last pass and exited
+ * (tests/test_shutdown_late_cb.c; with normal_wake_from_gp=0 the callback
+ * was a synchronize_rcu() caller's wake-up, and the caller hung).  The
+ * exchange takes each callback exactly once, from the shutdown's sweep or
+ * from its owner's own check.
+ */
+static void nocb_run_stranded(struct rcu_data *rdp)
+{
+	/* Acquire: pairs with the pushes' release CAS (->func, ->next). */
+	struct trcu_head *list = atomic_exchange_explicit(&rdp->bypass, NULL, memory_order_acq_rel);
+	struct trcu_head *fifo = NULL, *next;
+	long n = 0;
+
+	if (!list)
+		return;
+	for (; list; list = next) {       /* newest first: reverse */
+		next = list->next;
+		list->next = fifo;
+		fifo = list;
+	}
+	rcu_gp_wait_seq(rcu_gp_snap());
+	for (; fifo; fifo = next, n++) {
+		next = fifo->next;
+		fifo->func(fifo);
+	}
+	/* Two sweeps may run at once now that no offload thread does. */
+	atomic_fetch_add_explicit(&rdp->n_invoked, n, memory_order_relaxed);
+}
+
+/*
+ * After the join: every group's lists, live threads' and orphans'.  Not
+ * under grp->lock while callbacks run (one may call_rcu() on a new thread,
+ * whose rdp_get() takes it).  The rdps stay put meanwhile: only
+ * nocb_reap_orphans() frees one, and with the offload threads gone only
+ * this sweep calls it; new ones are added at the head.
+ */
+static void nocb_sweep_stranded(void)
+{
+	for (int i = 0; i < nocb.nr_groups; i++) {
+		struct nocb_group *grp = &nocb.groups[i];
+		struct rcu_data *rdp;
+
+		pthread_mutex_lock(&grp->lock);
+		rdp = grp->rdps;
+		pthread_mutex_unlock(&grp->lock);
+		while (rdp) {
+			nocb_run_stranded(rdp);
+			pthread_mutex_lock(&grp->lock);
+			rdp = rdp->next;
+			pthread_mutex_unlock(&grp->lock);
+		}
+		nocb_reap_orphans(grp);
+	}
+}
+
+/* The push went in after the offload threads stopped: run it here, as
+ * call_rcu_after_shutdown() does (not inside a read-side section). */
+static void call_rcu_stranded(struct rcu_data *rdp)
+{
+	struct trcu_reader *r = trcu_reader_self();
+
+	if (r->nesting > r->depth_bias) {
+		trcu_warn("call_rcu() inside a read-side section while trcu_shutdown() stopped "
+			  "the offload threads: callback not run");
+		return;
+	}
+	nocb_run_stranded(rdp);
+}
+
 static void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
 {
 	struct rcu_data *rdp;
@@ -657,6 +732,13 @@ static void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head 
 							memory_order_relaxed));
 	n = atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) + 1;
 	atomic_store_explicit(&rdp->n_queued, n, memory_order_relaxed);
+	/* seq_cst, after the seq_cst CAS: pairs with rcu_nocb_shutdown()'s
+	 * store before its sweep.  Set: the offload threads are gone and the
+	 * sweep may have missed this push. */
+	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopped, memory_order_seq_cst))) {
+		call_rcu_stranded(rdp);
+		return;
+	}
 	if (lazy && !atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed))
 		atomic_store_explicit(&rdp->lazy_queued, true, memory_order_relaxed);
 	/* Wake the offload thread only if it sleeps with nothing to do (or
@@ -818,8 +900,11 @@ void rcu_nocb_shutdown(void)
 		nocb_wake(&nocb.groups[i]);
 		pthread_join(nocb.groups[i].thread, NULL);
 	}
-	/* Adopted rcu_data are freed; live threads' rcu_data stay (their TLS
-	 * still points at them) and call_rcu() now runs callbacks itself. */
-	for (int i = 0; i < nocb.nr_groups; i++)
-		nocb_reap_orphans(&nocb.groups[i]);
+	/* seq_cst: pairs with call_rcu_core()'s push followed by its load
+	 * of ->stopped: a push this sweep misses sees it set. */
+	atomic_store_explicit(&nocb.stopped, true, memory_order_seq_cst);
+	/* Adopted rcu_data are freed once empty; live threads' rcu_data stay
+	 * (their TLS still points at them) and call_rcu() now runs callbacks
+	 * itself. */
+	nocb_sweep_stranded();
 }
