@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-__thread struct trcu_reader trcu_reader_tls = { .slot = -1 };
+__thread struct trcu_reader trcu_reader_tls = { .slot = -1, .flags = TRCU_RF_UNREG };
 
 /*
  * The calling thread's reader state, out of line, for slow paths in other
@@ -137,6 +137,7 @@ int trcu_register_thread(void)
 	if (atomic_load_explicit(&r->watching, memory_order_relaxed))
 		return 0;
 	r->tid = trcu_gettid();
+	/* Clears TRCU_RF_UNREG: the fast path may run from now on. */
 	r->flags = rcu_state.fenced ? TRCU_RF_FENCED : 0;
 	r->depth_bias = 0;
 	atomic_store_explicit(&r->need_qs, 0, memory_order_relaxed);
@@ -146,6 +147,7 @@ int trcu_register_thread(void)
 	atomic_store_explicit(&r->watching, 2, memory_order_relaxed);
 	if (trcu_slot_register(r)) {
 		atomic_store_explicit(&r->watching, 0, memory_order_relaxed);
+		r->flags = TRCU_RF_UNREG;
 		return -1;
 	}
 	/* The destructor unregisters a thread that exits without doing so. */
@@ -174,7 +176,7 @@ void trcu_unregister_thread(void)
 	atomic_fetch_sub_explicit(&rcu_state.nr_slots, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 	r->slot = -1;
-	r->flags = 0;
+	r->flags = TRCU_RF_UNREG;
 	r->nesting = 0;
 	atomic_store_explicit(&r->watching, 0, memory_order_relaxed);
 	pthread_setspecific(rcu_state.exit_key, NULL);

@@ -30,6 +30,10 @@ extern "C" {
 /* trcu_reader.flags: owner-written, read by the owner's fast path only. */
 #define TRCU_RF_FENCED 0x1u /* fenced read side (no membarrier) */
 #define TRCU_RF_QSBR   0x2u /* QSBR-style thread: nesting biased by one */
+/* Not registered: set in every thread's initial TLS and again at
+ * unregistration, so that the fast path's one compare of nest_flags also
+ * says "registered" and need not load ->watching for it. */
+#define TRCU_RF_UNREG  0x4u
 
 /*
  * Per-thread reader state, one per thread, in TLS, on its own cache line.
@@ -117,19 +121,15 @@ static inline void trcu_read_lock(void)
 	unsigned long nf = r->nest_flags;
 
 	if (TRCU_LIKELY(nf == 0)) {
-		/* Outermost, no flags (not fenced, not QSBR). */
-		unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
-
-		/* Whole-word stores: a 32-bit store followed by the next 64-bit
-		 * load would defeat store-to-load forwarding. */
+		/* Outermost, registered, no flags (not fenced, not QSBR).
+		 * Whole-word stores: a 32-bit store followed by the next
+		 * 64-bit load would defeat store-to-load forwarding. */
 		r->nest_flags = 1;
-		if (TRCU_UNLIKELY(w == 0)) {   /* not registered yet */
-			trcu_read_lock_slow(r);
-			return;
-		}
 #if TRCU_READ_GEN
-		/* w only feeds the branch above: no store-load chain from call
-		 * to call.  Relaxed: TSO keeps this load before the section's
+		/* No load of ->watching at all: no store-load chain from call
+		 * to call (it cost 4.7 ns per pair, and its load for a
+		 * "registered?" test alone 20%: scripts/bench/readside_chains.c
+		 * E and F).  Relaxed: TSO keeps this load before the section's
 		 * loads, and a section that read the current GP's generation
 		 * sees what preceded that GP (causality through the GP
 		 * driver's stores: rcu_watching_qs()); one that read an older
@@ -139,14 +139,16 @@ static inline void trcu_read_lock(void)
 				      atomic_load_explicit(&trcu_reader_gen, memory_order_relaxed),
 				      memory_order_relaxed);
 #else
-		atomic_store_explicit(&r->watching, w + 1, memory_order_relaxed);
+		atomic_store_explicit(&r->watching,
+				      atomic_load_explicit(&r->watching, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 #endif
 		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
 		atomic_signal_fence(memory_order_seq_cst);
 	} else if (TRCU_LIKELY(r->nesting != 0)) {
 		r->nest_flags = nf + 1;        /* nested, or an online QSBR thread */
 	} else {
-		r->nesting = 1;                /* fenced, or an offline QSBR thread */
+		r->nesting = 1;    /* unregistered, fenced, or an offline QSBR thread */
 		trcu_read_lock_slow(r);
 	}
 }
