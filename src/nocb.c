@@ -77,6 +77,7 @@ static struct {
 	_Atomic bool started;
 	_Atomic bool stopping;
 	_Atomic bool stopped;       /* offload threads joined (nocb_run_stranded()) */
+	_Atomic bool swept;         /* ... and their leftovers run (rcu_barrier()) */
 	pthread_key_t exit_key;
 
 	pthread_mutex_t barrier_mutex;
@@ -544,6 +545,10 @@ static void rdp_exit(void *arg)
 	/* Release: the owner's last pushes before the orphan mark; pairs with
 	 * the acquire in nocb_reap_orphans(). */
 	atomic_store_explicit(&rdp->orphan, true, memory_order_release);
+	/* A later key destructor of this thread may call_rcu(): it gets a
+	 * new rcu_data, not this one, which the reaper may free from now on
+	 * (review, session 6: heap-use-after-free; tests/test_rdp_exit_reuse.c). */
+	nocb_rdp = NULL;
 	nocb_wake(grp);
 }
 
@@ -609,28 +614,6 @@ static void nocb_pushback(struct rcu_data *rdp)
 		trcu_exit_gp_wait(r, was);
 }
 
-/* After trcu_shutdown() no offload thread runs: wait for a grace period
- * here and run the callback (outside a read-side section), or keep it. */
-static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct trcu_head *))
-{
-	struct trcu_reader *r = trcu_reader_self();
-
-	if (r->nesting > r->depth_bias) {
-		trcu_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
-			  "callback %p not run", (void *)head);
-		return;
-	}
-	/*
-	 * A grace period that no callback provides: trcu_synchronize_rcu()
-	 * on the wakeme path (normal_wake_from_gp=0) queued a callback, came
-	 * back here, and recursed until the stack ran out, for any call made
-	 * between the offload threads' stop and shutting_down (review; the
-	 * window is the offload threads' join).  tests/test_shutdown_wakeme.c.
-	 */
-	rcu_gp_wait_seq(rcu_gp_snap());
-	func(head);
-}
-
 /*
  * Run, after a grace period, the callbacks left on rdp's bypass list once
  * the offload threads are gone: a call_rcu() that saw ->stopping still
@@ -645,6 +628,7 @@ static void nocb_run_stranded(struct rcu_data *rdp)
 	/* Acquire: pairs with the pushes' release CAS (->func, ->next). */
 	struct trcu_head *list = atomic_exchange_explicit(&rdp->bypass, NULL, memory_order_acq_rel);
 	struct trcu_head *fifo = NULL, *next;
+	bool was_self;
 	long n = 0;
 
 	if (!list)
@@ -655,10 +639,16 @@ static void nocb_run_stranded(struct rcu_data *rdp)
 		fifo = list;
 	}
 	rcu_gp_wait_seq(rcu_gp_snap());
+	/* As on an offload thread: an rcu_barrier() from one of these
+	 * callbacks would wait for the sweep that runs it (it dies instead,
+	 * naming the misuse). */
+	was_self = nocb_self;
+	nocb_self = true;
 	for (; fifo; fifo = next, n++) {
 		next = fifo->next;
 		fifo->func(fifo);
 	}
+	nocb_self = was_self;
 	/* Two sweeps may run at once now that no offload thread does. */
 	atomic_fetch_add_explicit(&rdp->n_invoked, n, memory_order_relaxed);
 }
@@ -689,6 +679,32 @@ static void nocb_sweep_stranded(void)
 	}
 }
 
+/* After trcu_shutdown() no offload thread runs: wait for a grace period
+ * here and run the callback (outside a read-side section), or keep it. */
+static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	struct trcu_reader *r = trcu_reader_self();
+
+	if (r->nesting > r->depth_bias) {
+		trcu_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
+			  "callback %p not run", (void *)head);
+		return;
+	}
+	/*
+	 * A grace period that no callback provides: trcu_synchronize_rcu()
+	 * on the wakeme path (normal_wake_from_gp=0) queued a callback, came
+	 * back here, and recursed until the stack ran out, for any call made
+	 * between the offload threads' stop and shutting_down (review; the
+	 * window is the offload threads' join).  tests/test_shutdown_wakeme.c.
+	 */
+	rcu_gp_wait_seq(rcu_gp_snap());
+	func(head);
+	/* Callbacks this thread left queued inside a section while the
+	 * offload threads stopped (call_rcu_stranded()). */
+	if (nocb_rdp)
+		nocb_run_stranded(nocb_rdp);
+}
+
 /* The push went in after the offload threads stopped: run it here, as
  * call_rcu_after_shutdown() does (not inside a read-side section). */
 static void call_rcu_stranded(struct rcu_data *rdp)
@@ -696,8 +712,13 @@ static void call_rcu_stranded(struct rcu_data *rdp)
 	struct trcu_reader *r = trcu_reader_self();
 
 	if (r->nesting > r->depth_bias) {
+		/* No grace period can be waited for here.  The shutdown's sweep
+		 * runs it if it has not passed this list yet; else this
+		 * thread's next call_rcu() outside a section does
+		 * (call_rcu_after_shutdown()). */
 		trcu_warn("call_rcu() inside a read-side section while trcu_shutdown() stopped "
-			  "the offload threads: callback not run");
+			  "the offload threads: callback left queued until this thread calls "
+			  "call_rcu() outside a read-side section");
 		return;
 	}
 	nocb_run_stranded(rdp);
@@ -825,9 +846,18 @@ void trcu_rcu_barrier(void)
 	if (nocb_self)
 		trcu_die("rcu_barrier() called from an RCU callback: it would wait for itself");
 	trcu_init();
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) ||
-	    atomic_load_explicit(&nocb.stopping, memory_order_acquire))
-		return;   /* no callback was ever queued, or all have run */
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		return;   /* no callback was ever queued */
+	if (atomic_load_explicit(&nocb.stopping, memory_order_acquire)) {
+		/* The shutdown ran every callback queued before it stopped the
+		 * offload threads, and sweeps up those pushed meanwhile: wait
+		 * for that sweep (review, session 6: returned while it still
+		 * waited for their GP; tests/test_shutdown_barrier.c).
+		 * Acquire: pairs with the release after the sweep. */
+		while (!atomic_load_explicit(&nocb.swept, memory_order_acquire))
+			usleep(100);
+		return;
+	}
 	pthread_mutex_lock(&nocb.barrier_mutex);
 	/*
 	 * Counts: one held by us until every group was asked, one per group
@@ -907,4 +937,7 @@ void rcu_nocb_shutdown(void)
 	 * (their TLS still points at them) and call_rcu() now runs callbacks
 	 * itself. */
 	nocb_sweep_stranded();
+	/* Release: the swept callbacks ran; pairs with rcu_barrier()'s
+	 * acquire. */
+	atomic_store_explicit(&nocb.swept, true, memory_order_release);
 }
