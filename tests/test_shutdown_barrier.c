@@ -5,40 +5,14 @@
  * "stopping" before it was set and pushed after the offload threads exited
  * leaves its callback to the shutdown's sweep, which first waits for a grace
  * period; rcu_barrier() returned at once when it saw "stopping" (review,
- * session 6).  The window is held open: a hook in the thread's first
- * call_rcu() waits for the offload threads' join, and the join wrapper then
- * holds the shutdown back 200 ms, before it sweeps.
+ * session 6).  The window (shutdown_window.h) holds the push until the
+ * offload threads are joined, and the shutdown is then held back 200 ms
+ * before it sweeps.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
-#include <stdatomic.h>
-#include <unistd.h>
+#include "shutdown_window.h"
 
-#include <treercu/rcu.h>
-#include "check.h"
-#include "internal.h"
-
-int __real_pthread_join(pthread_t t, void **r);
-int __wrap_pthread_join(pthread_t t, void **r);
-static _Atomic int in_window, in_shutdown, joined, ran, ran_at_barrier = -1;
-
-int __wrap_pthread_join(pthread_t t, void **r)
-{
-	int rc = __real_pthread_join(t, r);
-
-	if (atomic_load(&in_shutdown)) {
-		atomic_store(&joined, 1);
-		usleep(200000);        /* the sweep comes after this */
-	}
-	return rc;
-}
-
-static void hook(void)
-{
-	atomic_store(&in_window, 1);
-	for (int i = 0; i < 20000 && !atomic_load(&joined); i++)
-		usleep(100);
-}
+static _Atomic int ran, ran_at_barrier = -1;
 
 static void cb(struct trcu_head *h)
 {
@@ -57,22 +31,10 @@ static void *late_caller(void *arg)
 	return NULL;
 }
 
-static void warm_cb(struct trcu_head *h) { (void)h; }
-
 int main(void)
 {
-	static struct trcu_head warm;
-	pthread_t t;
-
-	call_rcu(&warm, warm_cb);
-	rcu_barrier();
-	rcu_state.test_first_cb_hook = hook;
-	CHECK_EQ(pthread_create(&t, NULL, late_caller, NULL), 0);
-	while (!atomic_load(&in_window))
-		usleep(100);
-	atomic_store(&in_shutdown, 1);
-	trcu_shutdown();
-	__real_pthread_join(t, NULL);
+	sw_hold_after_join_us = 200000;
+	shutdown_window_run(late_caller);
 	printf("test_shutdown_barrier: rcu_barrier() returned with the callback %s\n",
 	       atomic_load(&ran_at_barrier) == 1 ? "run" : "NOT RUN YET");
 	CHECK_EQ(atomic_load(&ran_at_barrier), 1);
