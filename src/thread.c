@@ -182,6 +182,18 @@ void trcu_unregister_thread(void)
 	pthread_setspecific(rcu_state.exit_key, NULL);
 }
 
+/*
+ * The owner's ->watching without the reader-generation tag, for the slow
+ * paths' arithmetic: they never store a tagged odd value, only the fast
+ * path's rcu_read_lock() may (include/treercu/rcu.h, trcu_reader_gen), or a
+ * thread that went online before a GP could pass for one that began after
+ * it (rcu_watching_qs()).  Parity is kept.
+ */
+static unsigned long watching_untagged(struct trcu_reader *r)
+{
+	return atomic_load_explicit(&r->watching, memory_order_relaxed) & ~TRCU_READER_GEN_TAG;
+}
+
 /* pthread key destructor: the thread exited still registered. */
 static void thread_exit_destructor(void *arg)
 {
@@ -198,9 +210,7 @@ static void thread_exit_destructor(void *arg)
 			/* Close the section: make ->watching even again.  Pairs
 			 * with trcu_gp_mb() like an outermost unlock. */
 			atomic_thread_fence(memory_order_seq_cst);
-			atomic_store_explicit(&r->watching,
-					      (atomic_load_explicit(&r->watching, memory_order_relaxed) + 1) &
-					      ~TRCU_READER_GEN_TAG,
+			atomic_store_explicit(&r->watching, watching_untagged(r) + 1,
 					      memory_order_relaxed);
 		}
 	}
@@ -216,14 +226,9 @@ void trcu_thread_init(void)
 /* ---- Watching transitions (out of line) ---------------------------------- */
 
 /* Even -> odd: the thread may now hold references. */
-/* The slow paths never store a tagged odd value: only the fast path's
- * rcu_read_lock() may (include/treercu/rcu.h, trcu_reader_gen), or a
- * thread that went online before a GP could pass for one that began after
- * it (rcu_watching_qs()).  Parity is kept. */
 static void watching_enter(struct trcu_reader *r)
 {
-	unsigned long w = (atomic_load_explicit(&r->watching, memory_order_relaxed) &
-			   ~TRCU_READER_GEN_TAG);
+	unsigned long w = watching_untagged(r);
 
 	if (r->flags & TRCU_RF_FENCED) {
 		/* seq_cst store + fence: the section's loads stay after it.
@@ -240,8 +245,7 @@ static void watching_enter(struct trcu_reader *r)
 /* Odd -> even (add 1) or odd -> odd (add 2, a momentary QS). */
 static void watching_exit(struct trcu_reader *r, unsigned long add)
 {
-	unsigned long w = (atomic_load_explicit(&r->watching, memory_order_relaxed) &
-			   ~TRCU_READER_GEN_TAG);
+	unsigned long w = watching_untagged(r);
 
 	if (r->flags & TRCU_RF_FENCED) {
 		/* Release: the section's accesses before the store; pairs with

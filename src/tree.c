@@ -486,8 +486,8 @@ static bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool 
 	 * GP-start membarrier or after (tests/test_fqs_model.c).  Clean: TSO
 	 * skips the GP-end membarrier anyway.  A busy reader whose sections
 	 * follow each other is caught at the first scan instead of by
-	 * ->need_qs (sync p50 with one busy reader 25-30 us -> see
-	 * docs/benchmarks.md).
+	 * ->need_qs (without this rule, sync p50 with one busy reader went
+	 * from 13-15 to 25-30 us: docs/benchmarks.md, session 6).
 	 */
 	if (w == rcu_state.gp_gen)
 		return true;

@@ -47,7 +47,8 @@ extern "C" {
  *   thread passed through one (the kernel's dyntick snapshot, docs/design.md
  *   section 2).  On x86-64 the outermost lock stores trcu_reader_gen (below)
  *   rather than ->watching + 1, so the same odd value can come back within
- *   one grace period; a scan then keeps waiting, and ->need_qs settles it.
+ *   one grace period; a scan counts the current GP's generation as a
+ *   quiescent state, and ->need_qs settles an older one.
  * nesting: read-side nesting depth; QSBR threads keep a bias of one while
  *   online so that rcu_read_lock()/unlock() only move this counter.
  * need_qs: set by a grace-period driver that is about to sleep on this
@@ -83,10 +84,11 @@ extern __thread struct trcu_reader trcu_reader_tls;
  * stores tagged odd values (the slow paths strip the tag), so a scan that
  * finds exactly the current GP's generation knows the section began after
  * the GP started: on a TSO machine it then sees every update that preceded
- * the GP, and is quiescent for it (docs/design.md section 1).  Storing ->watching + 1 instead made each call wait for the
- * previous call's store (store-to-load forwarding, twice per pair): 4.7 ns
- * per pair against 1.4-2.0 ns on a 2-vCPU AMD EPYC VM
- * (scripts/bench/readside_chains.c, variants A and E).  Elsewhere (arm64,
+ * the GP, and is quiescent for it (docs/design.md section 1).  Storing
+ * ->watching + 1 instead made each call wait for the previous call's store
+ * (store-to-load forwarding, twice per pair): 4.7 ns per pair against
+ * 1.4-2.0 ns on a 2-vCPU AMD EPYC VM (scripts/bench/readside_chains.c,
+ * variants A and E).  Elsewhere (arm64,
  * the fenced build) the lock keeps ->watching + 1: the GP-end membarrier is
  * skipped there only when a reader's even value is unchanged across the
  * GP start, which needs every section to leave a distinct value.  The one
