@@ -872,7 +872,7 @@ static void fwd_report(unsigned long n, const struct trcu_stats *a, const struct
  */
 #define FWD_DRAIN_MAX_NS 30000000000ull
 static void fwd_check(unsigned long n, unsigned long peak, unsigned long gps, double drain_ms,
-		      bool quiet)
+		      bool quiet, bool cut)
 {
 	unsigned long inv = atomic_load(&cbt.fwd_invoked);
 	bool stranded = drain_ms * 1e6 >= (double)FWD_DRAIN_MAX_NS;
@@ -894,12 +894,13 @@ static void fwd_check(unsigned long n, unsigned long peak, unsigned long gps, do
 		fail(E_FWD);
 	/* A flood that the end of the run cut short never asked anyone to
 	 * park: counted apart. */
-	if (stopping())
+	if (cut) {
 		cbt.fwd_cut++;
-	else
-		cbt.fwd_unquiet += !quiet;
-	if (!quiet && !stopping() && gps > cbt.fwd_max_gps_unquiet)
-		cbt.fwd_max_gps_unquiet = gps;
+	} else if (!quiet) {
+		cbt.fwd_unquiet++;
+		if (gps > cbt.fwd_max_gps_unquiet)
+			cbt.fwd_max_gps_unquiet = gps;
+	}
 	cbt.fwd_rounds++;
 	cbt.fwd_cbs += n;
 	if (quiet && gps > cbt.fwd_max_gps_seen)
@@ -918,7 +919,7 @@ static void fwd_round(void)
 {
 	unsigned long peak = 0, n, gp_end, gps;
 	struct trcu_stats st0, st_end, st1;
-	bool quiet;
+	bool quiet, cut;
 	uint64_t t_end;
 	double drain_ms;
 
@@ -942,10 +943,12 @@ static void fwd_round(void)
 	atomic_store(&cbt.quiet, 0);
 	cbt.fwd_pushback += (unsigned long)(st1.cbs_pushback - st0.cbs_pushback);
 	gps = fwd_gps(gp_end);
-	quiet = cbt.fwd_parked_at_end >= cbt.requesters && st1.cbs_queued == st_end.cbs_queued;
-	if (gps > (unsigned long)cbt.fwd_max_gps && !stopping())
+	cut = stopping();          /* once: the run may end meanwhile */
+	quiet = !cut && cbt.fwd_parked_at_end >= cbt.requesters &&
+		st1.cbs_queued == st_end.cbs_queued;
+	if (gps > (unsigned long)cbt.fwd_max_gps && !cut)
 		fwd_report(n, &st_end, &st1);
-	fwd_check(n, peak, gps, drain_ms, quiet);
+	fwd_check(n, peak, gps, drain_ms, quiet, cut);
 }
 
 /* Sleeps s seconds; false if the run stops meanwhile. */
