@@ -649,7 +649,11 @@ static void nocb_run_stranded(struct rcu_data *rdp)
 		fifo->func(fifo);
 	}
 	nocb_self = was_self;
-	/* Two sweeps may run at once now that no offload thread does. */
+	/* An RMW: the shutdown's sweep and the owner may both run one now
+	 * that no offload thread does.  Relaxed: only the statistics read it
+	 * here; an rcu_barrier() after the sweep is ordered by ->swept's
+	 * release/acquire, and the owner's flood check cannot fire (every
+	 * later call_rcu() takes the after-shutdown path). */
 	atomic_fetch_add_explicit(&rdp->n_invoked, n, memory_order_relaxed);
 }
 
