@@ -152,6 +152,7 @@ struct trcu_tunables {
 	_Atomic long normal_wake_from_gp;
 	_Atomic long nocb_defer_us;
 	_Atomic long sr_wake_max;
+	_Atomic long sr_drive_max;
 	_Atomic long profile;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each

@@ -1203,22 +1203,29 @@ void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns)
 
 /*
  * Does a list-path synchronize_rcu() caller drive its GP itself (with
- * drive_from_caller=1; a futex-path caller always does)?  Only while no
- * other synchronize_rcu() caller (of any path) waits: alone, driving costs
- * no wake-up at all; with company the GP kthread drives GP after GP and
- * wakes each GP's waiters, as in the kernel, the batch growing while it
- * wakes.  Callers taking turns instead each drove
- * a short GP and handed off (seeds 003, 64 callers on 2 CPUs: 195k calls/s
- * with turns, 280k with the kthread, and a p50 below the wakeme path's).
- * The futex path keeps turns: there the driver is served first, which is
- * what puts its p50 below liburcu's with 64 callers.  The count is a hint
- * (relaxed): two list callers arriving together may both leave the GP to
- * the kthread, which each of them wakes.
+ * drive_from_caller=1; a futex-path caller always does)?  Only while at
+ * most sr_drive_max synchronize_rcu() callers (of any path, itself
+ * included) wait: one per CPU by default.  Each of those has a CPU of its
+ * own, and driving where it stands costs no wake-up; the one that wins
+ * gp_mutex serves the others at each GP end (seeds 003, one job per CPU:
+ * p50 41 us -> under 1 us, 7.5x the calls/s, against waking the GP
+ * kthread as soon as a second caller waited).  Beyond it callers queue for
+ * CPUs, and the GP kthread drives GP after GP and wakes each GP's waiters,
+ * as in the kernel, the batch growing while it wakes.  Callers taking turns
+ * instead each drove a short GP and handed off (seeds 003, 64 callers on 2
+ * CPUs: 195k calls/s with turns, 280k with the kthread, and a p50 below the
+ * wakeme path's).  The futex path keeps turns: there the driver is served
+ * first, which is what puts its p50 below liburcu's with 64 callers.  The
+ * count is a hint (relaxed): callers arriving together may both leave the
+ * GP to the kthread, which each of them wakes, or both try to drive, and
+ * the one that loses the trylock waits on its node with a bound (the
+ * winner's hand-off wakes the kthread for it: rcu_gp_handoff()).
  */
 static bool rcu_sr_caller_may_drive(void)
 {
 	return TUN(drive_from_caller) &&
-	       atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed) <= 1;
+	       atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed) <=
+	       TUN(sr_drive_max);
 }
 
 /* A thread about to sleep on gp_end_futex, or done with it.  seq_cst:

@@ -48,6 +48,7 @@ static const struct tunable tunables[] = {
 	{ T(normal_wake_from_gp),    0, 2,         -1,    -1,    false },
 	{ T(nocb_defer_us),          0, 100000,    200,   0,     false },
 	{ T(sr_wake_max),            1, 1000000,   64,    5,     false },
+	{ T(sr_drive_max),           1, 1000000,   -1,    1,     false },
 };
 #undef T
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
@@ -104,10 +105,26 @@ static long sync_path_for_cpus(enum trcu_profile p)
 	return p == TRCU_PROFILE_KERNEL ? 0 : 2;
 }
 
+/*
+ * How many synchronize_rcu() callers may be waiting, a list-path caller
+ * included, for it still to drive its own GP: one per CPU.  Up to that many
+ * each has a CPU of its own, and driving where it stands costs no wake-up;
+ * beyond it callers queue for CPUs, and the GP kthread driving GP after GP
+ * and waking each batch does better (seeds 003: docs/benchmarks.md).
+ */
+static long sr_drive_max_for_cpus(void)
+{
+	long ncpu = trcu_usable_cpus();
+
+	return ncpu > 0 ? ncpu : 1;
+}
+
 static long computed_default(const struct tunable *t, enum trcu_profile p)
 {
 	if (t->off == offsetof(struct trcu_tunables, normal_wake_from_gp))
 		return sync_path_for_cpus(p);
+	if (t->off == offsetof(struct trcu_tunables, sr_drive_max))
+		return sr_drive_max_for_cpus();
 	return kernel_fqs_jiffies();
 }
 

@@ -39,6 +39,7 @@ static void env_good(void)
 	setenv("TREERCU_PROFILE", "kernel", 1);
 	CHECK_EQ(get("stall_timeout_ms"), 5000);
 	CHECK_EQ(get("drive_from_caller"), 0);
+	CHECK_EQ(get("sr_drive_max"), 1);
 	fprintf(stderr, "env ok\n");
 }
 

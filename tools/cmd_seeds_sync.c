@@ -648,14 +648,14 @@ static void hist_cell(struct table *t, uint64_t n, uint64_t total)
 	tab_cell(t, "%llu %5.1f%%", (unsigned long long)n, total ? 100.0 * (double)n / (double)total : 0);
 }
 
-static void s3_hist_adaptive(const struct s3_ctx *c)
+static void s3_hist_adaptive(const struct s3_ctx *c, const char *title)
 {
 	static const char *const cols[] = { "latency", "0 wakeme", "1 list", "2 futex" };
 	static const int w[] = { 24, 16, 16, 16 };
 	struct table t;
 	char a[32], b[32], lab[80];
 
-	printf("\n(a) Latency distribution, log-spaced buckets fitted to this run (calls, %% of the path's calls):\n");
+	printf("\n%s, log-spaced buckets fitted to this run (calls, %% of the path's calls):\n", title);
 	tab_start(&t, 4, cols, w);
 	for (int i = 0; i + 1 < c->nedges; i++) {
 		snprintf(lab, sizeof(lab), "%s - %s", fmt_ns(a, 32, c->edges[i]), fmt_ns(b, 32, c->edges[i + 1]));
@@ -716,6 +716,17 @@ static double seed3_pct(int s, double p)
 	return NAN;
 }
 
+/* Does the list path cut wakeme's median and tail, as in the seed? */
+static const char *s3_verdict(const struct s3_ctx *c)
+{
+	double o0 = s3_med(c, SP_WAKEME, F_P50, NULL), o1 = s3_med(c, SP_LIST, F_P50, NULL);
+	double q0 = s3_med(c, SP_WAKEME, F_P99, NULL), q1 = s3_med(c, SP_LIST, F_P99, NULL);
+
+	return o1 < o0 && q1 < q0 ? "median and tail cut, as in the seed"
+	       : o1 < o0 ? "median cut as in the seed, but NOT the tail"
+	       : "the seed's cut is NOT reproduced here";
+}
+
 static void s3_compare(const struct s3_ctx *c)
 {
 	double sd = seed3_pct(0, 50), sw = seed3_pct(1, 50);
@@ -728,12 +739,9 @@ static void s3_compare(const struct s3_ctx *c)
 	printf("- seed (kernel, 64 CPUs): p50 %s -> %s with rcu_normal_wake_from_gp (%.0f%% cut); "
 	       "p90 %s -> %s\n", fmt_ns(b[0], 32, sd), fmt_ns(b[1], 32, sw), (1 - sw / sd) * 100,
 	       fmt_ns(b[2], 32, seed3_pct(0, 90)), fmt_ns(b[3], 32, seed3_pct(1, 90)));
-	printf("- ours: p50 wakeme %s -> list %s (x%.2f), p99 %s -> %s (x%.2f): %s\n",
-	       fmt_ns(b[0], 32, o0), fmt_ns(b[1], 32, o1), o1 / o0,
-	       fmt_ns(b[2], 32, q0), fmt_ns(b[3], 32, q1), q1 / q0,
-	       o1 < o0 && q1 < q0 ? "median and tail cut, as in the seed"
-	       : o1 < o0 ? "median cut as in the seed, but NOT the tail"
-	       : "the seed's cut is NOT reproduced here");
+	printf("- ours, %ld jobs: p50 wakeme %s -> list %s (x%.2f), p99 %s -> %s (x%.2f): %s\n",
+	       c->threads, fmt_ns(b[0], 32, o0), fmt_ns(b[1], 32, o1), o1 / o0,
+	       fmt_ns(b[2], 32, q0), fmt_ns(b[3], 32, q1), q1 / q0, s3_verdict(c));
 	printf("- GP-end futex: p50 %s, p99 %s, %.0f calls/s "
 	       "(list: %.0f, wakeme: %.0f); the default here is %s\n", fmt_ns(b[4], 32, o2),
 	       fmt_ns(b[5], 32, s3_med(c, SP_FUTEX, F_P99, NULL)), s3_med(c, SP_FUTEX, F_CPS, NULL),
@@ -922,11 +930,13 @@ static void s3_json(struct json *j, const struct s3_ctx *c, const char *png)
 	json_num(j, "bg_cbs_queued", (double)c->bg_queued);
 }
 
-static int s3_args(struct tool_opts *o, struct s3_ctx *c, const char **png)
+static int s3_args(struct tool_opts *o, struct s3_ctx *c, const char **png, long *seed_jobs)
 {
 	static const char *const names[] = {
-		"--threads", "--duration", "--repeats", "--idle", "--png", "--bg-cbs", NULL,
+		"--threads", "--duration", "--repeats", "--idle", "--png", "--bg-cbs",
+		"--seed-jobs", NULL,
 	};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (!args_check(o, "seeds 003", names))
 		return -1;
@@ -934,11 +944,13 @@ static int s3_args(struct tool_opts *o, struct s3_ctx *c, const char **png)
 	c->idle = 1;
 	c->reps = o->quick ? 3 : 5;
 	c->dur_s = o->quick ? 1.0 : 2.0;
+	*seed_jobs = ncpu > 0 && ncpu <= S3_THREADS_MAX ? ncpu : 2;
 	arg_long(o, "--threads", 1, S3_THREADS_MAX, &c->threads);
 	arg_long(o, "--repeats", 1, S3_REPS_MAX, &c->reps);
 	arg_long(o, "--idle", 0, 64, &c->idle);
 	arg_double(o, "--duration", 0.05, 600, &c->dur_s);
 	arg_long(o, "--bg-cbs", 0, 100000000, &c->bg_rate);
+	arg_long(o, "--seed-jobs", 0, S3_THREADS_MAX, seed_jobs);
 	*png = "seeds003.png";
 	for (int i = 0; i + 1 < o->argc; i++)
 		if (!strcmp(o->argv[i], "--png"))
@@ -950,7 +962,7 @@ static void s3_report(struct s3_ctx *c, const char *png)
 {
 	s3_summary_table(c);
 	s3_edges(c);
-	s3_hist_adaptive(c);
+	s3_hist_adaptive(c, "(a) Latency distribution");
 	s3_hist_10ms(c);
 	s3_compare(c);
 	if (s3_plot(c, png))
@@ -959,24 +971,157 @@ static void s3_report(struct s3_ctx *c, const char *png)
 		printf("- plot: %s\n", png);
 }
 
-int seeds_003(struct tool_opts *o)
+static struct s3_ctx *s3_ctx_new(long threads, long idle, long reps, double dur_s, long bg_rate)
 {
 	struct s3_ctx *c = calloc(1, sizeof(*c));
-	struct idle_set idle;
-	const char *png;
-	long path0 = tunable("normal_wake_from_gp");
 
-	sp_names_init(path0);
+	if (!c)
+		return NULL;
+	c->th = calloc((size_t)threads, sizeof(*c->th));
+	if (!c->th) {
+		free(c);
+		return NULL;
+	}
+	c->threads = threads;
+	c->idle = idle;
+	c->reps = reps;
+	c->dur_s = dur_s;
+	c->bg_rate = bg_rate;
+	for (int p = 0; p < NSPATH; p++)
+		lat_init(&c->pooled[p]);
+	return c;
+}
+
+static void s3_ctx_free(struct s3_ctx *c)
+{
+	if (c)
+		free(c->th);
+	free(c);
+}
+
+/* Every path, c->reps interleaved repeats, beside c->idle idle threads. */
+static int s3_measure(struct s3_ctx *c, const char *what)
+{
+	struct idle_set idle;
+
+	if (idle_start(&idle, c->idle)) {
+		fprintf(stderr, "seeds 003: cannot create the idle threads\n");
+		return -1;
+	}
+	run_interleaved(NSPATH, (int)c->reps, s3_variant, c, what,
+			(double)c->reps * NSPATH * (c->dur_s + 0.05));
+	idle_stop(&idle);
+	return c->err ? -1 : 0;
+}
+
+/*
+ * The seed's load.  Its 64 jobs ran on 64 CPUs, one job per CPU, so a
+ * woken caller ran at once and its latency was the wake-up path's.  Here
+ * 64 jobs are 32 per CPU: a call's latency is mostly its turn on a CPU
+ * (64 / calls per second) whichever path wakes it.  So the experiment runs
+ * again with one job per CPU (--seed-jobs; 0 skips it), in the kernel
+ * profile (the seed's kernel: HZ=1000 FQS delays, 5 direct wake-ups, the GP
+ * kthread drives every GP) and in treercu's.  Both profiles are set here,
+ * whatever TREERCU_PROFILE says; the treercu profile is left in force.
+ */
+static const char *const s3_load_prof[] = { "kernel", "treercu" };
+#define S3_NLOAD 2
+
+static void s3_load_table(const struct s3_ctx *c)
+{
+	static const char *const cols[] = {
+		"path (normal_wake_from_gp)", "calls", "calls/s", "p50", "p90", "p99", "max", "p50 spread",
+	};
+	static const int w[] = { 30, 8, 8, 10, 10, 10, 10, 6 };
+	struct table t;
+	char b[4][32];
+
+	tab_start(&t, 8, cols, w);
+	for (int p = 0; p < NSPATH; p++) {
+		struct summary s;
+		double p50 = s3_med(c, p, F_P50, &s);
+
+		tab_cell(&t, "%s", sp_base[p]);
+		tab_cell(&t, "%llu", (unsigned long long)c->pooled[p].count);
+		tab_cell(&t, "%.0f", s3_med(c, p, F_CPS, NULL));
+		tab_cell(&t, "%s", fmt_ns(b[0], 32, p50));
+		tab_cell(&t, "%s", fmt_ns(b[1], 32, s3_med(c, p, F_P90, NULL)));
+		tab_cell(&t, "%s", fmt_ns(b[2], 32, s3_med(c, p, F_P99, NULL)));
+		tab_cell(&t, "%s", fmt_ns(b[3], 32, (double)c->pooled[p].max));
+		tab_cell(&t, "%.0f%%", s.spread);
+	}
+}
+
+static void s3_load_summary(const struct s3_ctx *c, const char *prof)
+{
+	printf("- %s profile, %ld jobs: list / wakeme p50 x%.2f, p90 x%.2f, p99 x%.2f, "
+	       "calls/s x%.2f: %s\n", prof, c->threads,
+	       s3_med(c, SP_LIST, F_P50, NULL) / s3_med(c, SP_WAKEME, F_P50, NULL),
+	       s3_med(c, SP_LIST, F_P90, NULL) / s3_med(c, SP_WAKEME, F_P90, NULL),
+	       s3_med(c, SP_LIST, F_P99, NULL) / s3_med(c, SP_WAKEME, F_P99, NULL),
+	       s3_med(c, SP_LIST, F_CPS, NULL) / s3_med(c, SP_WAKEME, F_CPS, NULL),
+	       s3_verdict(c));
+}
+
+static int s3_seed_load(const struct s3_ctx *big, long jobs, struct json *j)
+{
+	struct s3_ctx *lc[S3_NLOAD] = { NULL, NULL };
+	char what[64];
+	int rc = 0;
+
+	printf("\n(c) The seed's load: %ld jobs, one per CPU, as the seed's 64 on 64 CPUs "
+	       "(%.2f s x %ld repeats per path and profile, %ld idle registered threads):\n",
+	       jobs, big->dur_s, big->reps, big->idle);
+	fflush(stdout);
+	for (int i = 0; i < S3_NLOAD && !rc; i++) {
+		lc[i] = s3_ctx_new(jobs, big->idle, big->reps, big->dur_s, 0);
+		snprintf(what, sizeof(what), "seeds 003, %ld jobs, %s profile", jobs, s3_load_prof[i]);
+		if (!lc[i] || trcu_set_profile(s3_load_prof[i]) || s3_measure(lc[i], what))
+			rc = -1;
+	}
+	trcu_set_profile("treercu");
+	for (int i = 0; i < S3_NLOAD && !rc; i++) {
+		char title[96];
+
+		printf("\n%s profile:\n", s3_load_prof[i]);
+		s3_load_table(lc[i]);
+		s3_edges(lc[i]);
+		snprintf(title, sizeof(title), "%s profile, %ld jobs", s3_load_prof[i], jobs);
+		s3_hist_adaptive(lc[i], title);
+	}
+	if (!rc) {
+		printf("\nSummary (the seed's load):\n");
+		for (int i = 0; i < S3_NLOAD; i++)
+			s3_load_summary(lc[i], s3_load_prof[i]);
+		json_obj(j, "seed_load");
+		json_int(j, "jobs", jobs);
+		for (int i = 0; i < S3_NLOAD; i++) {
+			json_obj(j, s3_load_prof[i]);
+			for (int p = 0; p < NSPATH; p++)
+				s3_json_path(j, lc[i], p);
+			json_end(j, '}');
+		}
+		json_end(j, '}');
+	}
+	for (int i = 0; i < S3_NLOAD; i++)
+		s3_ctx_free(lc[i]);
+	return rc;
+}
+
+int seeds_003(struct tool_opts *o)
+{
+	struct s3_ctx tmp = { 0 }, *c;
+	const char *png;
+	long path0 = tunable("normal_wake_from_gp"), seed_jobs;
 	struct json j;
 	int rc;
 
-	if (!c || s3_args(o, c, &png))
+	sp_names_init(path0);
+	if (s3_args(o, &tmp, &png, &seed_jobs))
 		return 2;
-	c->th = calloc((size_t)c->threads, sizeof(*c->th));
-	if (!c->th || json_open(&j, o->json))
+	c = s3_ctx_new(tmp.threads, tmp.idle, tmp.reps, tmp.dur_s, tmp.bg_rate);
+	if (!c || json_open(&j, o->json))
 		return 1;
-	for (int p = 0; p < NSPATH; p++)
-		lat_init(&c->pooled[p]);
 	printf("\nseeds 003: %ld threads calling synchronize_rcu() in a loop for %.2f s per run, "
 	       "%ld repeats per path, paths interleaved; %ld idle registered threads",
 	       c->threads, c->dur_s, c->reps, c->idle);
@@ -984,17 +1129,15 @@ int seeds_003(struct tool_opts *o)
 		printf("; background: %ld call_rcu()/s from one more thread (--bg-cbs)", c->bg_rate);
 	printf("\n");
 	machine_note(&j);
-	if (idle_start(&idle, c->idle))
+	if (s3_measure(c, "seeds 003"))
 		return 1;
-	run_interleaved(NSPATH, (int)c->reps, s3_variant, c, "seeds 003",
-			(double)c->reps * NSPATH * (c->dur_s + 0.05));
-	idle_stop(&idle);
 	trcu_set_tunable("normal_wake_from_gp", path0);
 	s3_report(c, png);
 	s3_json(&j, c, png);
+	if (seed_jobs && s3_seed_load(c, seed_jobs, &j))
+		c->err = 1;
 	rc = json_close(&j) || c->err ? 1 : 0;
-	free(c->th);
-	free(c);
+	s3_ctx_free(c);
 	return rc;
 }
 

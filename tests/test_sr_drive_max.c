@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sr_drive_max: how many synchronize_rcu() callers may wait, a list-path
+ * caller included, for it still to drive its own GP instead of waking the
+ * GP kthread.  Caller X drives a GP held open by a reader; caller Y arrives.
+ * - sr_drive_max=1 (the rule before: drive only when alone): Y wakes the
+ *   GP kthread, which starts it;
+ * - sr_drive_max=2: Y may drive, finds X driving and waits on its node
+ *   without waking anyone: the kthread is not started.
+ * In both, neither returns before the reader leaves, and both return after.
+ * Each case runs in a child process: the kthread starts once per process.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <treercu/rcu.h>
+#include "check.h"
+#include "holder.h"
+#include "internal.h"
+
+static _Atomic int returned;
+
+static void *caller(void *arg)
+{
+	(void)arg;
+	synchronize_rcu();
+	atomic_fetch_add(&returned, 1);
+	return NULL;
+}
+
+/* Wait (bounded) until n synchronize_rcu() callers are counted waiting. */
+static void wait_sync_waiters(int n)
+{
+	long end = check_now_ms() + 10000;
+
+	while (atomic_load(&rcu_state.nr_sync_waiters) < n) {
+		CHECK(check_now_ms() < end);
+		usleep(100);
+	}
+}
+
+static int run_case(long drive_max, bool kthread_expected)
+{
+	struct holder h;
+	pthread_t x, y;
+
+	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
+	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
+	CHECK_EQ(trcu_set_tunable("sr_drive_max", drive_max), 0);
+	holder_start(&h);
+	pthread_create(&x, NULL, caller, NULL);
+	wait_sync_waiters(1);
+	usleep(20000);                    /* X is driving, held by the reader */
+	CHECK(!atomic_load(&rcu_state.kthread_started));
+	pthread_create(&y, NULL, caller, NULL);
+	wait_sync_waiters(2);
+	usleep(50000);                    /* Y has decided */
+	CHECK_EQ(atomic_load(&rcu_state.kthread_started), kthread_expected);
+	CHECK_EQ(atomic_load(&returned), 0);
+	holder_release(&h);
+	pthread_join(x, NULL);
+	pthread_join(y, NULL);
+	CHECK_EQ(atomic_load(&returned), 2);
+	return 0;
+}
+
+static void in_child(long drive_max, bool kthread_expected)
+{
+	pid_t pid = fork();
+	int st;
+
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(run_case(drive_max, kthread_expected));
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+int main(void)
+{
+	long def = -1;
+
+	in_child(1, true);
+	in_child(2, false);
+	/* The default: one caller per CPU this process may use (after the
+	 * children: the library is initialised only now, in this process). */
+	CHECK_EQ(trcu_get_tunable("sr_drive_max", &def), 0);
+	CHECK_EQ(def, trcu_usable_cpus());
+	printf("sr_drive_max: ok\n");
+	return 0;
+}
