@@ -150,7 +150,7 @@ static struct scale_point sc_run_one(struct sc_ctx *c, int lib, int readers, int
 	int nrt = readers + (int)c->idle;
 	struct lat_hist *all = &c->hist[0];
 	struct scale_point p;
-	uint64_t t0, el, rd_t0 = now_ns();
+	uint64_t t0, el, rd_t0 = now_ns(), top;
 
 	pthread_barrier_init(&run.start, NULL, (unsigned)callers + 1);
 	for (int i = 0; i < nrt; i++)
@@ -168,13 +168,17 @@ static struct scale_point sc_run_one(struct sc_ctx *c, int lib, int readers, int
 	for (int i = 0; i < callers; i++)
 		pthread_join(ct[i], NULL);
 	el = now_ns() - t0;
+	top = all->count;                  /* caller 0's, before the merge */
 	sc_stop_readers(&run, rt, nrt);
 	pthread_barrier_destroy(&run.start);
-	for (int i = 1; i < callers; i++)
+	for (int i = 1; i < callers; i++) {
+		top = c->hist[i].count > top ? c->hist[i].count : top;
 		lat_merge(all, &c->hist[i]);
+	}
 	p = (struct scale_point){ lat_pct(all, 50), lat_pct(all, 99), (double)all->max,
 				  (double)all->count / ((double)el / 1e9),
-				  (double)run.reads / ((double)(now_ns() - rd_t0) / 1e9) };
+				  (double)run.reads / ((double)(now_ns() - rd_t0) / 1e9),
+				  all->count ? 100.0 * (double)top / (double)all->count : 0 };
 	return p;
 }
 
@@ -196,9 +200,9 @@ static void sc_variant(int v, int rep, void *arg)
 }
 
 /* Median over the repeats of each figure. */
-static struct scale_point sc_median(struct scale_point *pt, int reps, struct summary s[5])
+static struct scale_point sc_median(struct scale_point *pt, int reps, struct summary s[6])
 {
-	double v[5][MAX_REPS];
+	double v[6][MAX_REPS];
 	struct scale_point m;
 
 	for (int r = 0; r < reps; r++) {
@@ -207,14 +211,16 @@ static struct scale_point sc_median(struct scale_point *pt, int reps, struct sum
 		v[2][r] = pt[r].max;
 		v[3][r] = pt[r].calls_s;
 		v[4][r] = pt[r].reads_s;
+		v[5][r] = pt[r].top_pct;
 	}
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		summarize(v[i], (size_t)reps, &s[i]);
-	m = (struct scale_point){ s[0].median, s[1].median, s[2].median, s[3].median, s[4].median };
+	m = (struct scale_point){ s[0].median, s[1].median, s[2].median, s[3].median, s[4].median,
+				  s[5].median };
 	return m;
 }
 
-static void sc_json(struct json *j, int lib, int rd, int k, struct summary s[5])
+static void sc_json(struct json *j, int lib, int rd, int k, struct summary s[6])
 {
 	json_obj(j, NULL);
 	json_str(j, "lib", libname[lib]);
@@ -225,6 +231,7 @@ static void sc_json(struct json *j, int lib, int rd, int k, struct summary s[5])
 	json_summary(j, "max_ns", &s[2]);
 	json_summary(j, "calls_per_s", &s[3]);
 	json_summary(j, "reader_sections_per_s", &s[4]);
+	json_summary(j, "top_caller_pct", &s[5]);
 	json_end(j, '}');
 }
 
@@ -242,6 +249,7 @@ static void sc_row(struct table *t, int lib, int rd, int k, const struct scale_p
 	tab_cell(t, "%.0f", m->calls_s);
 	tab_cell(t, "%.1f", m->reads_s / 1e6);
 	tab_cell(t, "%.0f%%", spread);
+	tab_cell(t, "%.1f%%", m->top_pct);
 	if (lib == 0) {
 		tab_cell(t, "%.2fx", m->p50 / other->p50);
 		tab_cell(t, "%.2fx", m->p99 / other->p99);
@@ -257,16 +265,16 @@ static void sc_report(struct sc_ctx *c, int reps, struct json *j, struct scale_r
 {
 	static const char *const cols[] = {
 		"lib", "readers", "callers", "p50", "p99", "max", "calls/s", "reads M/s",
-		"p50 spread", "p50 ratio", "p99 ratio", "calls/s ratio",
+		"p50 spread", "top caller", "p50 ratio", "p99 ratio", "calls/s ratio",
 	};
-	static const int w[] = { 12, 7, 7, 10, 10, 10, 8, 6, 6, 6, 6, 6 };
+	static const int w[] = { 12, 7, 7, 10, 10, 10, 8, 6, 6, 6, 6, 6, 6 };
 	struct table t;
 
-	tab_start(&t, 12, cols, w);
+	tab_start(&t, 13, cols, w);
 	json_arr(j, "results");
 	for (int rd = 0; rd < NRD; rd++) {
 		for (int k = 0; k < NCALL; k++) {
-			struct summary s[NLIB][5];
+			struct summary s[NLIB][6];
 
 			if (!sc_selected(c, rd, k))
 				continue;
@@ -985,7 +993,10 @@ static void sc_sync(struct sc_ctx *c, long reps, int paths, struct json *j,
 
 	printf("\nscale: synchronize_rcu() latency and throughput; %ld interleaved repeats of "
 	       "%.2f s per configuration, %ld idle registered thread(s) in each; figures are "
-	       "medians over repeats; ratios are treercu/liburcu memb\n", reps, c->dur_s, c->idle);
+	       "medians over repeats; ratios are treercu/liburcu memb; top caller = the busiest "
+	       "caller's share of the calls (fair: 100%% / callers: a caller that keeps its CPU "
+	       "makes many short calls, and the p50 counts calls, not callers)\n",
+	       reps, c->dur_s, c->idle);
 	trcu_get_tunable("normal_wake_from_gp", &saved);
 	for (int p = 0; p < 3; p++) {
 		char key[32];

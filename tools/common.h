@@ -82,7 +82,7 @@ double lat_pct(const struct lat_hist *h, double p);
 
 /* ---- Human tables (markdown-style, so they paste into docs) -------------- */
 
-#define TAB_MAXCOL 12
+#define TAB_MAXCOL 14
 struct table {
 	int ncol, col;
 	int width[TAB_MAXCOL];
@@ -156,7 +156,8 @@ bool args_check(struct tool_opts *o, const char *cmd, const char *const *names);
 struct refscale_result {
 	double trcu_ns[2], memb_ns[2], qsbr_ns[2], trcu_qsbr_ns[2]; /* [readers-1] */
 };
-struct scale_point { double p50, p99, max, calls_s, reads_s; };
+/* top_pct: the busiest caller's share of the calls (fair: 100 / callers). */
+struct scale_point { double p50, p99, max, calls_s, reads_s, top_pct; };
 /* [lib 0=treercu 1=liburcu memb][readers 0..2][callers 1, 8, 64] */
 struct scale_result {
 	struct scale_point pt[2][3][3];
