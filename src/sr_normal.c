@@ -40,6 +40,7 @@
 
 #include "internal.h"
 #include "sr_normal.h"
+#include "trace.h"
 
 #define SR_NORMAL_GP_WAIT_HEAD_MAX 5
 
@@ -133,7 +134,10 @@ static void rcu_sr_normal_complete(struct sr_node *n)
 	 * an SR_ASLEEP read here follows the waiter's CAS, so its futex wait
 	 * is either not yet entered (it then sees SR_DONE and does not
 	 * sleep) or woken below. */
-	if (atomic_exchange_explicit(&n->done, SR_DONE, memory_order_acq_rel) == SR_ASLEEP)
+	uint32_t was = atomic_exchange_explicit(&n->done, SR_DONE, memory_order_acq_rel);
+
+	TRCU_TRACE("sr_wake", was == SR_ASLEEP);
+	if (was == SR_ASLEEP)
 		trcu_futex_wake(&n->done, 1);
 }
 
