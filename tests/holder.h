@@ -37,6 +37,15 @@ static inline void holder_start(struct holder *h)
 		usleep(100);
 }
 
+/* A thread that calls synchronize_rcu() once, then adds 1 to the
+ * _Atomic int its argument points to. */
+static inline void *sync_caller_fn(void *returned)
+{
+	synchronize_rcu();
+	atomic_fetch_add((_Atomic int *)returned, 1);
+	return NULL;
+}
+
 /* Let it leave its section and join it. */
 static inline void holder_release(struct holder *h)
 {

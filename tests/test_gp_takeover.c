@@ -26,14 +26,6 @@
 
 static _Atomic int returned;
 
-static void *caller(void *arg)
-{
-	(void)arg;
-	synchronize_rcu();
-	atomic_fetch_add(&returned, 1);
-	return NULL;
-}
-
 static void cb_count(struct trcu_head *h)
 {
 	(void)h;
@@ -68,7 +60,7 @@ static void takeover_round(int path, bool by_offload)
 	wait_gp_started();
 	usleep(2000);   /* let the driver reach its FQS sleep */
 	for (int i = 0; i < 3; i++)
-		pthread_create(&c[i], NULL, caller, NULL);
+		pthread_create(&c[i], NULL, sync_caller_fn, &returned);
 	usleep(20000);
 	CHECK_EQ(atomic_load(&returned), 0);   /* the reader still holds the GP */
 	holder_release(&h);

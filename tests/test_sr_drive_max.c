@@ -22,14 +22,6 @@
 
 static _Atomic int returned;
 
-static void *caller(void *arg)
-{
-	(void)arg;
-	synchronize_rcu();
-	atomic_fetch_add(&returned, 1);
-	return NULL;
-}
-
 /* Wait (bounded) until n synchronize_rcu() callers are counted waiting. */
 static void wait_sync_waiters(int n)
 {
@@ -50,11 +42,11 @@ static int run_case(long drive_max, bool kthread_expected)
 	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
 	CHECK_EQ(trcu_set_tunable("sr_drive_max", drive_max), 0);
 	holder_start(&h);
-	pthread_create(&x, NULL, caller, NULL);
+	pthread_create(&x, NULL, sync_caller_fn, &returned);
 	wait_sync_waiters(1);
 	usleep(20000);                    /* X is driving, held by the reader */
 	CHECK(!atomic_load(&rcu_state.kthread_started));
-	pthread_create(&y, NULL, caller, NULL);
+	pthread_create(&y, NULL, sync_caller_fn, &returned);
 	wait_sync_waiters(2);
 	if (kthread_expected) {
 		long end = check_now_ms() + 10000;

@@ -579,7 +579,12 @@ static double s3_med(const struct s3_ctx *c, int path, int f, struct summary *s)
 	return (s ? s : &tmp)->median;
 }
 
-static void s3_summary_table(const struct s3_ctx *c)
+/*
+ * One row per path: calls, calls/s, p50/p90/p99 (medians over repeats),
+ * max, p50 spread; `all` (the main run) adds GPs, list wake-ups and the
+ * busiest caller's share.
+ */
+static void s3_path_table(const struct s3_ctx *c, bool all)
 {
 	static const char *const cols[] = {
 		"path (normal_wake_from_gp)", "calls", "calls/s", "p50", "p90", "p99", "max",
@@ -589,15 +594,12 @@ static void s3_summary_table(const struct s3_ctx *c)
 	struct table t;
 	char b[4][32];
 
-	printf("\nPer path (median over %ld repeats of p50/p90/p99 and calls/s; max = largest seen;\n"
-	       "top thread = the busiest caller's share of the calls, fair = %.1f%%):\n",
-	       c->reps, 100.0 / (double)c->threads);
-	tab_start(&t, 11, cols, w);
+	tab_start(&t, all ? 11 : 8, cols, w);
 	for (int p = 0; p < NSPATH; p++) {
 		struct summary s;
 		double p50 = s3_med(c, p, F_P50, &s);
 
-		tab_cell(&t, "%s", sp_name[p]);
+		tab_cell(&t, "%s", all ? sp_name[p] : sp_base[p]);
 		tab_cell(&t, "%llu", (unsigned long long)c->pooled[p].count);
 		tab_cell(&t, "%.0f", s3_med(c, p, F_CPS, NULL));
 		tab_cell(&t, "%s", fmt_ns(b[0], 32, p50));
@@ -605,10 +607,20 @@ static void s3_summary_table(const struct s3_ctx *c)
 		tab_cell(&t, "%s", fmt_ns(b[2], 32, s3_med(c, p, F_P99, NULL)));
 		tab_cell(&t, "%s", fmt_ns(b[3], 32, (double)c->pooled[p].max));
 		tab_cell(&t, "%.0f%%", s.spread);
+		if (!all)
+			continue;
 		tab_cell(&t, "%ld", c->gps[p]);
 		tab_cell(&t, "%ld/%ld", c->direct[p], c->deferred[p]);
 		tab_cell(&t, "%.1f%%", s3_med(c, p, F_TOP, NULL));
 	}
+}
+
+static void s3_summary_table(const struct s3_ctx *c)
+{
+	printf("\nPer path (median over %ld repeats of p50/p90/p99 and calls/s; max = largest seen;\n"
+	       "top thread = the busiest caller's share of the calls, fair = %.1f%%):\n",
+	       c->reps, 100.0 / (double)c->threads);
+	s3_path_table(c, true);
 }
 
 /* 1-2-5 edges spanning every path's calls. */
@@ -1032,31 +1044,6 @@ static int s3_measure(struct s3_ctx *c, const char *what)
 static const char *const s3_load_prof[] = { "kernel", "treercu" };
 #define S3_NLOAD 2
 
-static void s3_load_table(const struct s3_ctx *c)
-{
-	static const char *const cols[] = {
-		"path (normal_wake_from_gp)", "calls", "calls/s", "p50", "p90", "p99", "max", "p50 spread",
-	};
-	static const int w[] = { 30, 8, 8, 10, 10, 10, 10, 6 };
-	struct table t;
-	char b[4][32];
-
-	tab_start(&t, 8, cols, w);
-	for (int p = 0; p < NSPATH; p++) {
-		struct summary s;
-		double p50 = s3_med(c, p, F_P50, &s);
-
-		tab_cell(&t, "%s", sp_base[p]);
-		tab_cell(&t, "%llu", (unsigned long long)c->pooled[p].count);
-		tab_cell(&t, "%.0f", s3_med(c, p, F_CPS, NULL));
-		tab_cell(&t, "%s", fmt_ns(b[0], 32, p50));
-		tab_cell(&t, "%s", fmt_ns(b[1], 32, s3_med(c, p, F_P90, NULL)));
-		tab_cell(&t, "%s", fmt_ns(b[2], 32, s3_med(c, p, F_P99, NULL)));
-		tab_cell(&t, "%s", fmt_ns(b[3], 32, (double)c->pooled[p].max));
-		tab_cell(&t, "%.0f%%", s.spread);
-	}
-}
-
 static void s3_load_summary(const struct s3_ctx *c, const char *prof)
 {
 	printf("- %s profile, %ld jobs: list / wakeme p50 x%.2f, p90 x%.2f, p99 x%.2f, "
@@ -1121,7 +1108,7 @@ static int s3_seed_load(const struct s3_ctx *big, long jobs, struct json *j, con
 		char title[96];
 
 		printf("\n%s profile:\n", s3_load_prof[i]);
-		s3_load_table(lc[i]);
+		s3_path_table(lc[i], false);
 		s3_edges(lc[i]);
 		snprintf(title, sizeof(title), "%s profile, %ld jobs", s3_load_prof[i], jobs);
 		s3_hist_adaptive(lc[i], title);
