@@ -292,9 +292,30 @@ static int quick_cb_rows(struct qrow *q, const struct callbacks_result *c)
 	return n;
 }
 
+/* A ratio with no liburcu figure beside it (the seeds' list / wakeme). */
+static struct qrow plain_row(const char *metric, const char *goal, double v, double limit)
+{
+	return (struct qrow){ metric, goal, v, 0, 0, v <= limit, false };
+}
+
+/* Seeds 003 and 004 (issue 5 goals): the list path against wakeme. */
+static int quick_sync_rows(struct qrow *q, const struct seed003_result *s3,
+			   const struct seed004_result *s4)
+{
+	int n = 0;
+
+	q[n++] = plain_row("seed 003 list/wakeme p50, kernel", "<=0.95x", s3->load_kernel[0], 0.95);
+	q[n++] = plain_row("seed 003 list/wakeme p50 (default)", "<=0.95x", s3->load_treercu[0], 0.95);
+	q[n++] = plain_row("seed 003 list/wakeme p99 (default)", "<=0.95x", s3->load_treercu[1], 0.95);
+	q[n++] = plain_row("seed 003 64 jobs: list/wakeme p50", "<=0.95x", s3->jobs64[0], 0.95);
+	q[n++] = plain_row("seed 004 list worst p99/idle p99", "<= 2x", s4->list_worst, 2);
+	return n;
+}
+
 static int quick_rows(struct qrow *q, const struct refscale_result *rs,
 		      const struct scale_result *sc, const struct seed000_result *s0,
-		      const struct callbacks_result *cb, const struct torture_result *tr)
+		      const struct callbacks_result *cb, const struct torture_result *tr,
+		      const struct seed003_result *s3, const struct seed004_result *s4)
 {
 	const struct scale_point (*t)[3] = sc->pt[0], (*l)[3] = sc->pt[1];
 	int n = 0;
@@ -306,8 +327,11 @@ static int quick_rows(struct qrow *q, const struct refscale_result *rs,
 	q[n++] = ratio_row("1 busy reader: sync p99 us", "<= 1.0x", t[1][0].p99 / 1e3, l[1][0].p99 / 1e3, 1.0, false);
 	q[n++] = ratio_row("2 busy readers: sync p50 us", "<= 1.0x", t[2][0].p50 / 1e3, l[2][0].p50 / 1e3, 1.0, false);
 	q[n++] = ratio_row("2 busy readers: sync p99 us", "<= 1.0x", t[2][0].p99 / 1e3, l[2][0].p99 / 1e3, 1.0, false);
+	q[n++] = ratio_row("64 callers: sync p50 us", "<= 1.0x", t[0][2].p50 / 1e3, l[0][2].p50 / 1e3, 1.0, false);
+	q[n++] = ratio_row("64 callers: sync p99 us", "<= 1.0x", t[0][2].p99 / 1e3, l[0][2].p99 / 1e3, 1.0, false);
 	q[n++] = ratio_row("64 callers: calls/s", ">= 1.0x", t[0][2].calls_s, l[0][2].calls_s, 1.0, true);
 	n += quick_cb_rows(q + n, cb);
+	n += quick_sync_rows(q + n, s3, s4);
 	q[n++] = (struct qrow){ "seed 000 early-report mean cut %", ">= 30%", s0->cut_pct, 0, 0,
 				s0->cut_pct >= 30, false };
 	q[n++] = (struct qrow){ "torture failures", "0", (double)tr->failures, 0, 0,
@@ -318,7 +342,7 @@ static int quick_rows(struct qrow *q, const struct refscale_result *rs,
 static void quick_print(const struct qrow *q, int n, int rc001, struct json *j)
 {
 	static const char *const cols[] = { "metric", "treercu", "liburcu", "ratio", "goal", "result" };
-	static const int w[] = { 32, 10, 10, 7, 7, 6 };
+	static const int w[] = { 35, 10, 10, 7, 7, 6 };
 	struct table t;
 
 	printf("\n=== treercu quick summary (liburcu = liburcu memb; same run) ===\n");
@@ -368,7 +392,9 @@ int cmd_quick(struct tool_opts *o)
 	struct seed000_result s0;
 	struct torture_result tr;
 	struct callbacks_result cbr;
-	struct qrow rows[24];
+	struct seed003_result s3r;
+	struct seed004_result s4r;
+	struct qrow rows[32];
 	uint64_t t0 = now_ns();
 	int n, rc001;
 	struct json j;
@@ -388,7 +414,9 @@ int cmd_quick(struct tool_opts *o)
 	torture_main(&q, &tr);
 	fflush(stdout);
 	rc001 = seeds_001(&q);
-	n = quick_rows(rows, &rs, &sc, &s0, &cbr, &tr);
+	if (seeds_003_main(&q, &s3r) || seeds_004_main(&q, &s4r))
+		return 1;
+	n = quick_rows(rows, &rs, &sc, &s0, &cbr, &tr, &s3r, &s4r);
 	quick_print(rows, n, rc001, &j);
 	printf("quick: %.0f s in all; MISS = performance goal missed (exit status "
 	       "stays 0); FAIL on torture = exit 1\n", (double)(now_ns() - t0) / 1e9);

@@ -1044,6 +1044,13 @@ static int s3_measure(struct s3_ctx *c, const char *what)
 static const char *const s3_load_prof[] = { "kernel", "treercu" };
 #define S3_NLOAD 2
 
+/* list / wakeme: [0] p50, [1] p99. */
+static void s3_ratios(const struct s3_ctx *c, double out[2])
+{
+	out[0] = s3_med(c, SP_LIST, F_P50, NULL) / s3_med(c, SP_WAKEME, F_P50, NULL);
+	out[1] = s3_med(c, SP_LIST, F_P99, NULL) / s3_med(c, SP_WAKEME, F_P99, NULL);
+}
+
 static void s3_load_summary(const struct s3_ctx *c, const char *prof)
 {
 	printf("- %s profile, %ld jobs: list / wakeme p50 x%.2f, p90 x%.2f, p99 x%.2f, "
@@ -1087,7 +1094,8 @@ static void s3_load_png_name(char *b, size_t n, const char *png)
 	snprintf(b, n, "%.*s-load%s", stem, png, dot && !strchr(dot, '/') ? dot : ".png");
 }
 
-static int s3_seed_load(const struct s3_ctx *big, long jobs, struct json *j, const char *png)
+static int s3_seed_load(const struct s3_ctx *big, long jobs, struct json *j, const char *png,
+			struct seed003_result *res)
 {
 	struct s3_ctx *lc[S3_NLOAD] = { NULL, NULL };
 	char what[64], lpng[512];
@@ -1117,6 +1125,10 @@ static int s3_seed_load(const struct s3_ctx *big, long jobs, struct json *j, con
 		printf("\nSummary (the seed's load):\n");
 		for (int i = 0; i < S3_NLOAD; i++)
 			s3_load_summary(lc[i], s3_load_prof[i]);
+		if (res) {
+			s3_ratios(lc[0], res->load_kernel);
+			s3_ratios(lc[1], res->load_treercu);
+		}
 		json_obj(j, "seed_load");
 		json_int(j, "jobs", jobs);
 		for (int i = 0; i < S3_NLOAD; i++) {
@@ -1139,6 +1151,11 @@ static int s3_seed_load(const struct s3_ctx *big, long jobs, struct json *j, con
 }
 
 int seeds_003(struct tool_opts *o)
+{
+	return seeds_003_main(o, NULL);
+}
+
+int seeds_003_main(struct tool_opts *o, struct seed003_result *res)
 {
 	struct s3_ctx tmp = { 0 }, *c;
 	const char *png;
@@ -1164,7 +1181,11 @@ int seeds_003(struct tool_opts *o)
 	trcu_set_tunable("normal_wake_from_gp", path0);
 	s3_report(c, png);
 	s3_json(&j, c, png);
-	if (seed_jobs && s3_seed_load(c, seed_jobs, &j, png))
+	if (res) {
+		*res = (struct seed003_result){ { NAN, NAN }, { NAN, NAN }, { NAN, NAN } };
+		s3_ratios(c, res->jobs64);
+	}
+	if (seed_jobs && s3_seed_load(c, seed_jobs, &j, png, res))
 		c->err = 1;
 	rc = json_close(&j) || c->err ? 1 : 0;
 	s3_ctx_free(c);
@@ -1567,6 +1588,11 @@ static void s4_run(struct s4_ctx *c)
 
 int seeds_004(struct tool_opts *o)
 {
+	return seeds_004_main(o, NULL);
+}
+
+int seeds_004_main(struct tool_opts *o, struct seed004_result *res)
+{
 	struct s4_ctx *c = calloc(1, sizeof(*c));
 	struct json j;
 	int rc;
@@ -1586,6 +1612,8 @@ int seeds_004(struct tool_opts *o)
 	s4_table(c);
 	s4_summary(c);
 	s4_json(&j, c);
+	if (res)
+		res->list_worst = s4_worst_ratio(c, SP_LIST, false);
 	rc = json_close(&j) || c->err ? 1 : 0;
 	s4_free(c);
 	return rc;

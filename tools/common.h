@@ -168,11 +168,23 @@ struct seed000_result {
 struct torture_result {
 	unsigned long failures, reads, updates;
 };
+/* seeds 003: list / wakeme ratios, [0] p50 and [1] p99 (medians over
+ * repeats), at the seed's load (one job per CPU) in each profile and with
+ * 64 jobs; NAN where not run. */
+struct seed003_result {
+	double load_kernel[2], load_treercu[2], jobs64[2];
+};
+/* seeds 004: the list path's worst p99 / idle p99 over K. */
+struct seed004_result {
+	double list_worst;
+};
 
 int refscale_main(struct tool_opts *o, struct refscale_result *r);
 int scale_main(struct tool_opts *o, struct scale_result *r);
 int seed000_main(struct tool_opts *o, struct seed000_result *r);
 int torture_main(struct tool_opts *o, struct torture_result *r);
+int seeds_003_main(struct tool_opts *o, struct seed003_result *r);   /* r may be NULL */
+int seeds_004_main(struct tool_opts *o, struct seed004_result *r);
 
 /* Calls recorded in h below ns (bucket resolution: a bucket counts when its
  * lower bound is below ns, so the edge is exact to 1.6 %). */
