@@ -1204,28 +1204,37 @@ void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns)
 /*
  * Does a list-path synchronize_rcu() caller drive its GP itself (with
  * drive_from_caller=1; a futex-path caller always does)?  Only while at
- * most sr_drive_max synchronize_rcu() callers (of any path, itself
- * included) wait: one per CPU by default.  Each of those has a CPU of its
- * own, and driving where it stands costs no wake-up; the one that wins
- * gp_mutex serves the others at each GP end (seeds 003, one job per CPU:
- * p50 41 us -> under 1 us, 7.5x the calls/s, against waking the GP
- * kthread as soon as a second caller waited).  Beyond it callers queue for
- * CPUs, and the GP kthread drives GP after GP and wakes each GP's waiters,
- * as in the kernel, the batch growing while it wakes.  Callers taking turns
- * instead each drove a short GP and handed off (seeds 003, 64 callers on 2
- * CPUs: 195k calls/s with turns, 280k with the kthread, and a p50 below the
- * wakeme path's).  The futex path keeps turns: there the driver is served
- * first, which is what puts its p50 below liburcu's with 64 callers.  The
- * count is a hint (relaxed): callers arriving together may both leave the
- * GP to the kthread, which each of them wakes, or both try to drive, and
- * the one that loses the trylock waits on its node with a bound (the
+ * most sr_drive_max futex- or list-path callers (itself included; wakeme
+ * callers are not counted) wait: one per CPU by default.  Each of those
+ * has a CPU of its own, and driving where it stands costs no wake-up; the
+ * one that wins gp_mutex serves the others at each GP end (seeds 003, one
+ * job per CPU: p50 41 us -> under 1 us, 7.5x the calls/s, against waking
+ * the GP kthread as soon as a second caller waited).  Beyond it callers
+ * queue for CPUs, and the GP kthread drives GP after GP and wakes each
+ * GP's waiters, as in the kernel, the batch growing while it wakes.
+ * Callers taking turns instead each drove a short GP and handed off (seeds
+ * 003, 64 callers on 2 CPUs: 195k calls/s with turns, 280k with the
+ * kthread, and a p50 below the wakeme path's).  The futex path keeps
+ * turns: there the driver is served first, which is what puts its p50
+ * below liburcu's with 64 callers.
+ *
+ * *takeover: take a GP over from the GP kthread or an offload thread only
+ * when alone (seed 004: the caller's own callbacks' GP).  With company the
+ * kthread serves everyone already, and callers taking its GPs over in turn
+ * cost 2000 takeovers and up to 40% of the calls with 3 callers (review,
+ * a stress run without idle threads).
+ *
+ * The count is a hint (relaxed): callers arriving together may both leave
+ * the GP to the kthread, which each of them wakes, or both try to drive,
+ * and the one that loses the trylock waits on its node with a bound (the
  * winner's hand-off wakes the kthread for it: rcu_gp_handoff()).
  */
-static bool rcu_sr_caller_may_drive(void)
+static bool rcu_sr_caller_may_drive(bool *takeover)
 {
-	return TUN(drive_from_caller) &&
-	       atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed) <=
-	       TUN(sr_drive_max);
+	long n = atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed);
+
+	*takeover = n <= 1;
+	return TUN(drive_from_caller) && n <= TUN(sr_drive_max);
 }
 
 /* A thread about to sleep on gp_end_futex, or done with it.  seq_cst:
@@ -1342,12 +1351,13 @@ static void rcu_wait_gp_sr(void)
 		s = si;
 	rcu_start_this_gp(s, registered ? r : NULL);
 	for (;;) {
+		bool takeover, drive = rcu_sr_caller_may_drive(&takeover);
+
 		/* Acquire: pairs with the exchange in trcu_shutdown(); a miss
 		 * is caught by the bounded wait below. */
-		bool drive = rcu_sr_caller_may_drive() ||
-			     atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire);
-
-		if (drive && rcu_gp_acquire_driver(true)) {
+		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+			drive = takeover = true;
+		if (drive && rcu_gp_acquire_driver(takeover)) {
 			TRCU_TRACE("sr_drive", 0);
 			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
 				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);

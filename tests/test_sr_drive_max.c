@@ -8,6 +8,11 @@
  * - sr_drive_max=2: Y may drive, finds X driving and waits on its node
  *   without waking anyone: the kthread is not started.
  * In both, neither returns before the reader leaves, and both return after.
+ * - A list caller that finds the GP kthread driving takes the GP over only
+ *   when alone; with company (another caller counted waiting) it leaves
+ *   the GP to the kthread, which serves everyone (review: callers taking
+ *   the kthread's GPs over in turn cost up to 40% of the calls with 3
+ *   callers).
  * Each case runs in a child process: the kthread starts once per process.
  */
 #include <pthread.h>
@@ -67,16 +72,66 @@ static int run_case(long drive_max, bool kthread_expected)
 	return 0;
 }
 
-static void in_child(long drive_max, bool kthread_expected)
+/* The GP kthread drives a GP held by a reader; a list caller arrives,
+ * alone or with one more caller counted waiting. */
+static int takeover_case(bool company)
 {
-	pid_t pid = fork();
+	struct trcu_stats a, b;
+	struct holder h;
+	pthread_t x;
+	long end;
+
+	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
+	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
+	CHECK_EQ(trcu_set_tunable("sr_drive_max", 2), 0);
+	holder_start(&h);
+	(void)start_poll_synchronize_rcu();            /* the GP kthread drives */
+	for (end = check_now_ms() + 10000; !atomic_load(&rcu_state.driver_yieldable);) {
+		CHECK(check_now_ms() < end);
+		usleep(50);
+	}
+	usleep(2000);                                  /* in its FQS sleep */
+	if (company)   /* a caller counted waiting, as rcu_sync_caller_enter() does */
+		atomic_fetch_add(&rcu_state.nr_sync_waiters, 1);
+	trcu_get_stats(&a);
+	pthread_create(&x, NULL, sync_caller_fn, &returned);
+	usleep(50000);
+	CHECK_EQ(atomic_load(&returned), 0);
+	trcu_get_stats(&b);
+	CHECK_EQ(b.gp_takeovers - a.gp_takeovers, company ? 0 : 1);
+	holder_release(&h);
+	pthread_join(x, NULL);
+	CHECK_EQ(atomic_load(&returned), 1);
+	if (company)
+		atomic_fetch_sub(&rcu_state.nr_sync_waiters, 1);
+	return 0;
+}
+
+static void child_done(pid_t pid)
+{
 	int st;
 
 	CHECK(pid >= 0);
-	if (pid == 0)
-		_exit(run_case(drive_max, kthread_expected));
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void in_child(long drive_max, bool kthread_expected)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(run_case(drive_max, kthread_expected));
+	child_done(pid);
+}
+
+static void takeover_in_child(bool company)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(takeover_case(company));
+	child_done(pid);
 }
 
 int main(void)
@@ -85,6 +140,8 @@ int main(void)
 
 	in_child(1, true);
 	in_child(2, false);
+	takeover_in_child(false);
+	takeover_in_child(true);
 	/* The default: one caller per CPU this process may use (after the
 	 * children: the library is initialised only now, in this process). */
 	CHECK_EQ(trcu_get_tunable("sr_drive_max", &def), 0);
