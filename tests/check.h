@@ -35,6 +35,20 @@ static inline long check_now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* Poll cond every 100 us until it holds; fail if it does not within ms. */
+#define CHECK_WITHIN_MS(cond, ms) \
+	do { \
+		long _end = check_now_ms() + (ms); \
+		while (!(cond)) { \
+			if (check_now_ms() >= _end) { \
+				fprintf(stderr, "%s:%d: CHECK_WITHIN_MS failed: %s not true within %ld ms\n", \
+					__FILE__, __LINE__, #cond, (long)(ms)); \
+				CHECK_FAIL_EXIT(); \
+			} \
+			usleep(100); \
+		} \
+	} while (0)
+
 #define CHECK_EQ(a, b) \
 	do { \
 		long long _a = (long long)(a), _b = (long long)(b); \

@@ -27,17 +27,6 @@
 
 static _Atomic int returned;
 
-/* Wait (bounded) until n synchronize_rcu() callers are counted waiting. */
-static void wait_sync_waiters(int n)
-{
-	long end = check_now_ms() + 10000;
-
-	while (atomic_load(&rcu_state.nr_sync_waiters) < n) {
-		CHECK(check_now_ms() < end);
-		usleep(100);
-	}
-}
-
 static int run_case(long drive_max, bool kthread_expected)
 {
 	struct holder h;
@@ -48,18 +37,13 @@ static int run_case(long drive_max, bool kthread_expected)
 	CHECK_EQ(trcu_set_tunable("sr_drive_max", drive_max), 0);
 	holder_start(&h);
 	pthread_create(&x, NULL, sync_caller_fn, &returned);
-	wait_sync_waiters(1);
+	CHECK_WITHIN_MS(atomic_load(&rcu_state.nr_sync_waiters) >= 1, 10000);
 	usleep(20000);                    /* X is driving, held by the reader */
 	CHECK(!atomic_load(&rcu_state.kthread_started));
 	pthread_create(&y, NULL, sync_caller_fn, &returned);
-	wait_sync_waiters(2);
+	CHECK_WITHIN_MS(atomic_load(&rcu_state.nr_sync_waiters) >= 2, 10000);
 	if (kthread_expected) {
-		long end = check_now_ms() + 10000;
-
-		while (!atomic_load(&rcu_state.kthread_started)) {
-			CHECK(check_now_ms() < end);
-			usleep(100);
-		}
+		CHECK_WITHIN_MS(atomic_load(&rcu_state.kthread_started), 10000);
 	} else {
 		usleep(50000);            /* Y has decided (a slower Y passes too) */
 		CHECK(!atomic_load(&rcu_state.kthread_started));
@@ -79,17 +63,13 @@ static int takeover_case(bool company)
 	struct trcu_stats a, b;
 	struct holder h;
 	pthread_t x;
-	long end;
 
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
 	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
 	CHECK_EQ(trcu_set_tunable("sr_drive_max", 2), 0);
 	holder_start(&h);
 	(void)start_poll_synchronize_rcu();            /* the GP kthread drives */
-	for (end = check_now_ms() + 10000; !atomic_load(&rcu_state.driver_yieldable);) {
-		CHECK(check_now_ms() < end);
-		usleep(50);
-	}
+	CHECK_WITHIN_MS(atomic_load(&rcu_state.driver_yieldable), 10000);
 	usleep(2000);                                  /* in its FQS sleep */
 	if (company)   /* a caller counted waiting, as rcu_sync_caller_enter() does */
 		atomic_fetch_add(&rcu_state.nr_sync_waiters, 1);

@@ -4,7 +4,6 @@
  * figures.  Also `quick`, the README's main job: every comparison in one
  * short run and one summary table.
  */
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,8 +416,6 @@ int cmd_quick(struct tool_opts *o)
 	rc001 = seeds_001(&q);
 	/* A run that fails early leaves its rows NAN (MISS); one that only
 	 * could not write its plot has filled them. */
-	s3r = (struct seed003_result){ { NAN, NAN }, { NAN, NAN }, { NAN, NAN } };
-	s4r.list_worst = NAN;
 	if (seeds_003_main(&q, &s3r))
 		fprintf(stderr, "quick: seeds 003 reported a failure (above); rows it could not fill read nan\n");
 	if (seeds_004_main(&q, &s4r))

@@ -1163,6 +1163,8 @@ int seeds_003_main(struct tool_opts *o, struct seed003_result *res)
 	struct json j;
 	int rc;
 
+	if (res)   /* NAN until measured: a run that fails early leaves them so */
+		*res = (struct seed003_result){ { NAN, NAN }, { NAN, NAN }, { NAN, NAN } };
 	sp_names_init(path0);
 	if (s3_args(o, &tmp, &png, &seed_jobs))
 		return 2;
@@ -1181,10 +1183,8 @@ int seeds_003_main(struct tool_opts *o, struct seed003_result *res)
 	trcu_set_tunable("normal_wake_from_gp", path0);
 	s3_report(c, png);
 	s3_json(&j, c, png);
-	if (res) {
-		*res = (struct seed003_result){ { NAN, NAN }, { NAN, NAN }, { NAN, NAN } };
+	if (res)
 		s3_ratios(c, res->jobs64);
-	}
 	if (seed_jobs && s3_seed_load(c, seed_jobs, &j, png, res))
 		c->err = 1;
 	rc = json_close(&j) || c->err ? 1 : 0;
@@ -1597,6 +1597,8 @@ int seeds_004_main(struct tool_opts *o, struct seed004_result *res)
 	struct json j;
 	int rc;
 
+	if (res)
+		res->list_worst = NAN;   /* until measured */
 	if (!c || s4_setup(o, c))
 		return 2;
 	if (json_open(&j, o->json))
