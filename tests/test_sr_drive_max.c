@@ -11,7 +11,7 @@
  * - A list caller that finds the GP kthread driving takes the GP over only
  *   when alone; with company (another caller counted waiting) it leaves
  *   the GP to the kthread, which serves everyone (review: callers taking
- *   the kthread's GPs over in turn cost up to 40% of the calls with 3
+ *   the kthread's GPs over in turn cost a third of the calls with 3
  *   callers).
  * Each case runs in a child process: the kthread starts once per process.
  */
