@@ -930,6 +930,16 @@ static void *rcu_gp_kthread(void *arg)
 	/* A QSBR-style slot, offline while idle: like a CPU running the
 	 * kernel's GP kthread, it is "watching" only while it runs. */
 	r->flags |= TRCU_RF_QSBR;
+	/*
+	 * And blocked (->gp_blocked) whenever it does not hold gp_mutex: it
+	 * goes online only while it holds gp_mutex, so a GP that another
+	 * thread drives reports this slot at init like a blocked waiter's
+	 * (rcu_early_report_leaf()) instead of scanning it and paying the
+	 * GP-end membarrier for it: an idle synchronize_rcu() after the
+	 * kthread started costs what it cost before
+	 * (tests/test_idle_gp_slots.c).
+	 */
+	trcu_enter_gp_wait(r);
 	for (;;) {
 		uint32_t v = atomic_load_explicit(&rcu_state.kthread_futex, memory_order_seq_cst);
 
@@ -957,12 +967,17 @@ static void *rcu_gp_kthread(void *arg)
 			}
 			atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_relaxed);
 		}
+		/* Cleared before going online, set again after going offline,
+		 * both with gp_mutex held (the release and fence pairs of
+		 * trcu_enter_gp_wait()/trcu_exit_gp_wait()). */
+		trcu_exit_gp_wait(r, 0);
 		trcu_internal_qsbr_online(r);
 		while (rcu_gp_needed() &&
 		       !atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 			if (!rcu_gp_one(r, RCU_DRV_KTHREAD))
 				break;   /* a caller took the GP over */
 		trcu_internal_qsbr_offline(r);
+		trcu_enter_gp_wait(r);
 		pthread_mutex_unlock(&rcu_state.gp_mutex);
 	}
 	trcu_unregister_thread();
