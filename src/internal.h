@@ -266,6 +266,7 @@ void trcu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void trcu_tunables_init(void);
 void trcu_tunables_apply_profile(enum trcu_profile p);
 long trcu_parse_long(const char *name, const char *text, long lo, long hi, long *out);
+bool trcu_env_bool(const char *name);             /* 0/1 variable, unset = 0 */
 
 /* thread.c */
 struct trcu_reader *trcu_reader_self(void);

@@ -1603,6 +1603,24 @@ unsigned long trcu_gp_seq(void)
 
 /* ---- Init, stats, shutdown ------------------------------------------------------------------- */
 
+/* The read side's ordering: fenced when the build says so, when
+ * TREERCU_FORCE_FENCED=1, or when membarrier is refused. */
+static bool rcu_read_side_fenced(void)
+{
+	bool force = trcu_env_bool("TREERCU_FORCE_FENCED");
+
+#ifdef TREERCU_FENCED
+	return true;
+#endif
+	if (force)
+		return true;
+	if (!trcu_membarrier_register())
+		return false;
+	trcu_warn("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) refused: using the fenced "
+		  "read side (a full fence per rcu_read_lock/unlock)");
+	return true;
+}
+
 static void rcu_init_once(void)
 {
 	trcu_tunables_init();
@@ -1610,17 +1628,7 @@ static void rcu_init_once(void)
 	atomic_store_explicit(&rcu_state.gp_seq_needed, RCU_SEQ_INIT, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.exp_seq, RCU_SEQ_INIT, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.sr_init_seq, RCU_SEQ_INIT, memory_order_relaxed);
-#ifdef TREERCU_FENCED
-	rcu_state.fenced = true;
-#else
-	if (getenv("TREERCU_FORCE_FENCED") || trcu_membarrier_register()) {
-		rcu_state.fenced = true;
-		if (!getenv("TREERCU_FORCE_FENCED"))
-			trcu_warn("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) refused: "
-				  "using the fenced read side (a full fence per "
-				  "rcu_read_lock/unlock)");
-	}
-#endif
+	rcu_state.fenced = rcu_read_side_fenced();
 	/* One node to start with; rebuilt at a GP start when more threads
 	 * register than it covers. */
 	atomic_store_explicit(&rcu_state.tree, rcu_tree_build((int)TUN(fanout_leaf), (int)TUN(fanout),

@@ -140,26 +140,56 @@ void trcu_tunables_apply_profile(enum trcu_profile p)
 	atomic_store_explicit(&rcu_state.tun.profile, p, memory_order_relaxed);
 }
 
-/* Parse text as a long in [lo, hi]; on error print why and return -1. */
+/*
+ * Is text a decimal number as docs/tunables.md defines it: an optional '-'
+ * and digits, no leading zero (010 is neither 8 nor, silently, 10), no
+ * spaces, no '+', no base prefix?  strtol(..., 0) took 010 as 8 and 0x10 as
+ * 16, and skipped leading spaces (tests/test_tunables.c).
+ */
+static bool is_decimal(const char *text)
+{
+	const char *p = text + (*text == '-');
+
+	if (!*p || (p[0] == '0' && p[1]))
+		return false;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* Parse text as a decimal long in [lo, hi]; on error print why, naming the
+ * variable and the accepted range, and return -1 (*out untouched). */
 long trcu_parse_long(const char *name, const char *text, long lo, long hi, long *out)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(text, &end, 0);
-	if (end == text || *end != '\0' || errno == ERANGE) {
-		trcu_warn("%s=\"%s\" refused: not a number (accepted: %ld..%ld)",
+	if (!is_decimal(text)) {
+		trcu_warn("%s=\"%s\" refused: not a decimal number (accepted: %ld..%ld)",
 			  name, text, lo, hi);
 		return -1;
 	}
-	if (v < lo || v > hi) {
-		trcu_warn("%s=%ld refused: out of range (accepted: %ld..%ld)",
-			  name, v, lo, hi);
+	errno = 0;
+	v = strtol(text, NULL, 10);
+	if (errno == ERANGE || v < lo || v > hi) {
+		trcu_warn("%s=%s refused: out of range (accepted: %ld..%ld)",
+			  name, text, lo, hi);
 		return -1;
 	}
 	*out = v;
 	return 0;
+}
+
+/* A boolean environment variable: unset reads 0; "0" or "1" read as
+ * themselves; anything else is refused with a message and reads 0. */
+bool trcu_env_bool(const char *name)
+{
+	const char *text = getenv(name);
+	long v = 0;
+
+	if (text && trcu_parse_long(name, text, 0, 1, &v))
+		v = 0;
+	return v != 0;
 }
 
 static void env_name(char *buf, size_t len, const char *name)

@@ -70,7 +70,7 @@ static void api_bad_profile(void)
 int main(void)
 {
 	expect_message(env_not_number,
-		       "TREERCU_FANOUT=\"abc\" refused: not a number (accepted: 2..64)");
+		       "TREERCU_FANOUT=\"abc\" refused: not a decimal number (accepted: 2..64)");
 	expect_message(env_out_of_range,
 		       "TREERCU_FANOUT_LEAF=0 refused: out of range (accepted: 1..64)");
 	expect_message(env_good, "env ok");
