@@ -127,6 +127,30 @@ static inline struct rcu_node *rcu_tree_leaf(struct rcu_tree *t, int slot)
 #define SLOT_CHUNK      256
 #define SLOT_MAX_CHUNKS 4096          /* 1M threads */
 
+/*
+ * A thread's library-private state, beside its public struct trcu_reader
+ * (include/treercu/rcu.h), which holds only what the inline read side
+ * touches.  The slot table points here; ->rdr leads a grace-period scan to
+ * the thread's ->watching and ->need_qs.
+ */
+struct rcu_thread {
+	struct trcu_reader *rdr;      /* the owner's trcu_reader_tls, set at
+				       * its first registration, then fixed */
+	int slot;                     /* index in the slot table, -1 if none */
+	int tid;                      /* gettid() of the owner */
+	unsigned int depth_bias;      /* 1 while a QSBR thread is online */
+	bool qsbr;                    /* QSBR-style thread (trcu_thread_qsbr()) */
+	_Atomic int gp_blocked;       /* owner is blocked waiting for a GP */
+};
+
+extern __thread struct rcu_thread rcu_thread_tls;
+
+/* The read-side nesting depth in a reader's nest_flags. */
+static inline unsigned int rcu_nesting(const struct trcu_reader *r)
+{
+	return (unsigned int)(r->nest_flags & TRCU_NEST_MASK);
+}
+
 /* ---- Tunables ------------------------------------------------------------- */
 enum trcu_profile { TRCU_PROFILE_TREERCU = 0, TRCU_PROFILE_KERNEL = 1 };
 
@@ -194,7 +218,7 @@ struct rcu_state {
 	struct rcu_tree *retired;        /* old trees, freed at shutdown */
 	bool tree_grow_needed;           /* under ofl_lock */
 
-	_Atomic(struct trcu_reader *) *slot_chunks[SLOT_MAX_CHUNKS];
+	_Atomic(struct rcu_thread *) *slot_chunks[SLOT_MAX_CHUNKS];
 	unsigned long *slot_used;        /* bitmap, under ofl_lock */
 	int slot_used_words;
 	int slot_hwm;                    /* highest slot + 1 ever used */
@@ -202,7 +226,7 @@ struct rcu_state {
 
 	/* Per-GP driver state (under gp_mutex). */
 	unsigned long gp_gen;            /* trcu_reader_gen this GP set */
-	struct trcu_reader *driver;      /* slot of the driving thread, or NULL */
+	struct rcu_thread *driver;       /* the driving thread, or NULL */
 	/* The driver is the GP kthread or an offload thread: a synchronize_rcu()
 	 * caller may take the GP over (rcu_gp_acquire_driver()). */
 	_Atomic bool driver_yieldable;
@@ -269,15 +293,16 @@ long trcu_parse_long(const char *name, const char *text, long lo, long hi, long 
 bool trcu_env_bool(const char *name);             /* 0/1 variable, unset = 0 */
 
 /* thread.c */
-struct trcu_reader *trcu_reader_self(void);
+struct rcu_thread *rcu_thread_self(void);
+bool rcu_thread_registered(const struct rcu_thread *t);
+unsigned int rcu_section_depth(void);            /* caller's explicit sections */
 void trcu_thread_init(void);
-int trcu_slot_register(struct trcu_reader *r);
 void trcu_check_blocking_allowed(const char *what);
-int trcu_enter_gp_wait(struct trcu_reader *r);
-void trcu_exit_gp_wait(struct trcu_reader *r, int was);
-struct trcu_reader *trcu_slot_get(int slot);
-void trcu_internal_qsbr_online(struct trcu_reader *r);
-void trcu_internal_qsbr_offline(struct trcu_reader *r);
+int trcu_enter_gp_wait(struct rcu_thread *t);
+void trcu_exit_gp_wait(struct rcu_thread *t, int was);
+struct rcu_thread *trcu_slot_get(int slot);
+void trcu_internal_qsbr_online(struct rcu_thread *t);
+void trcu_internal_qsbr_offline(struct rcu_thread *t);
 
 /* tree.c, used by thread.c and nocb.c */
 void rcu_report_qs_slot(int slot, bool dirty);

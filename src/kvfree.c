@@ -108,9 +108,7 @@ static struct kvfree_cache *kvfree_cache_get(void)
 /* No memory for a block: wait for a grace period and free it here. */
 static void kvfree_fallback(void *ptr)
 {
-	struct trcu_reader *r = trcu_reader_self();
-
-	if (r->nesting > r->depth_bias)
+	if (rcu_section_depth())
 		trcu_die("rcu_free(%p): out of memory inside an RCU read-side critical section "
 			 "(it would have to wait for a grace period)", ptr);
 	atomic_fetch_add_explicit(&kvfree.n_fallback, 1, memory_order_relaxed);

@@ -590,13 +590,13 @@ static struct rcu_data *rdp_get(void)
  */
 static void nocb_pushback(struct rcu_data *rdp)
 {
-	struct trcu_reader *r = trcu_reader_self();
+	struct rcu_thread *r = rcu_thread_self();
 	int was;
 
-	if (r->nesting > r->depth_bias)
+	if (rcu_section_depth())
 		return;
 	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
-	was = atomic_load_explicit(&r->watching, memory_order_relaxed) ? trcu_enter_gp_wait(r) : 0;
+	was = rcu_thread_registered(r) ? trcu_enter_gp_wait(r) : 0;
 	nocb_wake(rdp->grp);
 	rcu_cb_waiter_enter();
 	while (rdp_pending(rdp) > TUN(qhimark)) {
@@ -610,7 +610,7 @@ static void nocb_pushback(struct rcu_data *rdp)
 	}
 	rcu_cb_waiter_exit();
 	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
-	if (atomic_load_explicit(&r->watching, memory_order_relaxed))
+	if (rcu_thread_registered(r))
 		trcu_exit_gp_wait(r, was);
 }
 
@@ -687,9 +687,7 @@ static void nocb_sweep_stranded(void)
  * here and run the callback (outside a read-side section), or keep it. */
 static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct trcu_head *))
 {
-	struct trcu_reader *r = trcu_reader_self();
-
-	if (r->nesting > r->depth_bias) {
+	if (rcu_section_depth()) {
 		trcu_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
 			  "callback %p not run", (void *)head);
 		return;
@@ -713,9 +711,7 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
  * call_rcu_after_shutdown() does (not inside a read-side section). */
 static void call_rcu_stranded(struct rcu_data *rdp)
 {
-	struct trcu_reader *r = trcu_reader_self();
-
-	if (r->nesting > r->depth_bias) {
+	if (rcu_section_depth()) {
 		/* No grace period can be waited for here.  The shutdown's sweep
 		 * runs it if it has not passed this list yet; else this
 		 * thread's next call_rcu() outside a section does
@@ -821,9 +817,9 @@ static void wakeme_after_rcu(struct trcu_head *rhp)
  */
 void rcu_wait_gp_wakeme(void)
 {
-	struct trcu_reader *r = trcu_reader_self();
+	struct rcu_thread *r = rcu_thread_self();
 	struct rcu_synchronize rs;
-	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
+	bool registered = rcu_thread_registered(r);
 	int was = registered ? trcu_enter_gp_wait(r) : 0;
 
 	atomic_init(&rs.done, 0);

@@ -55,15 +55,15 @@ static void stall_collect(struct stall_arg *sa)
 
 		pthread_mutex_lock(&leaf->lock);
 		for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
-			struct trcu_reader *r = trcu_slot_get(leaf->grplo + __builtin_ctzl(m));
+			struct rcu_thread *r = trcu_slot_get(leaf->grplo + __builtin_ctzl(m));
 
 			if (!r || r == rcu_state.driver)
 				continue;
 			if (sa->n < STALL_MAX_NAMED) {
-				/* tid and flags are written once at registration,
+				/* tid and qsbr are written at registration,
 				 * before the slot was published (release). */
 				sa->h[sa->n].tid = r->tid;
-				sa->h[sa->n].qsbr = (r->flags & TRCU_RF_QSBR) != 0;
+				sa->h[sa->n].qsbr = r->qsbr;
 				sa->n++;
 			}
 			sa->total++;

@@ -13,24 +13,38 @@
 
 #include "internal.h"
 
-__thread struct trcu_reader trcu_reader_tls = { .slot = -1, .flags = TRCU_RF_UNREG };
+__thread struct trcu_reader trcu_reader_tls = { .nest_flags = TRCU_RF_UNREG };
+__thread struct rcu_thread rcu_thread_tls = { .slot = -1 };
 
 /*
- * The calling thread's reader state, out of line, for slow paths in other
+ * The calling thread's private state, out of line, for slow paths in other
  * files.  GCC 12's UBSan null check on an inlined TLS address can branch
  * on stale flags (seen in nocb_pushback(): a false "member access within
  * null pointer" report); a call returns the address plainly.
  */
-__attribute__((noinline)) struct trcu_reader *trcu_reader_self(void)
+__attribute__((noinline)) struct rcu_thread *rcu_thread_self(void)
 {
-	return &trcu_reader_tls;
+	return &rcu_thread_tls;
+}
+
+/* Registered: has a slot, counted by grace periods (quiescent or not). */
+bool rcu_thread_registered(const struct rcu_thread *t)
+{
+	return t->rdr && __atomic_load_n(&t->rdr->watching, __ATOMIC_RELAXED) != 0;
+}
+
+/* Depth of the caller's explicit read-side sections (an online QSBR
+ * thread's bias not counted). */
+unsigned int rcu_section_depth(void)
+{
+	return rcu_nesting(&trcu_reader_tls) - rcu_thread_tls.depth_bias;
 }
 
 /* ---- The slot table ------------------------------------------------------ */
 
-struct trcu_reader *trcu_slot_get(int slot)
+struct rcu_thread *trcu_slot_get(int slot)
 {
-	_Atomic(struct trcu_reader *) *chunk = rcu_state.slot_chunks[slot / SLOT_CHUNK];
+	_Atomic(struct rcu_thread *) *chunk = rcu_state.slot_chunks[slot / SLOT_CHUNK];
 
 	/* Acquire pairs with the release in slot_set(): the reader's
 	 * initialised fields are visible before its pointer. */
@@ -38,7 +52,7 @@ struct trcu_reader *trcu_slot_get(int slot)
 		     : NULL;
 }
 
-static void slot_set(int slot, struct trcu_reader *r)
+static void slot_set(int slot, struct rcu_thread *r)
 {
 	atomic_store_explicit(&rcu_state.slot_chunks[slot / SLOT_CHUNK][slot % SLOT_CHUNK], r,
 			      memory_order_release);
@@ -70,7 +84,7 @@ static int slot_alloc(void)
 	if (slot >= SLOT_CHUNK * SLOT_MAX_CHUNKS)
 		return -1;
 	if (!rcu_state.slot_chunks[slot / SLOT_CHUNK]) {
-		void *c = calloc(SLOT_CHUNK, sizeof(struct trcu_reader *));
+		void *c = calloc(SLOT_CHUNK, sizeof(struct rcu_thread *));
 
 		if (!c)
 			return -1;
@@ -106,7 +120,7 @@ static void slot_online_locked(int slot, bool online)
 	pthread_mutex_unlock(&leaf->lock);
 }
 
-int trcu_slot_register(struct trcu_reader *r)
+static int slot_register(struct rcu_thread *r)
 {
 	int slot;
 
@@ -129,44 +143,60 @@ int trcu_slot_register(struct trcu_reader *r)
 
 /* ---- Registration --------------------------------------------------------- */
 
+/* Set or clear flag bits of the owner's nest_flags, nesting kept. */
+static void reader_flags_set(struct trcu_reader *r, unsigned long set, unsigned long clear)
+{
+	r->nest_flags = (r->nest_flags & ~clear) | set;
+}
+
+/* Set the owner's nesting depth, flags kept. */
+static void reader_nesting_set(struct trcu_reader *r, unsigned int n)
+{
+	r->nest_flags = (r->nest_flags & ~TRCU_NEST_MASK) | n;
+}
+
 int trcu_register_thread(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
+	struct rcu_thread *t = &rcu_thread_tls;
 
 	trcu_init();
-	if (atomic_load_explicit(&r->watching, memory_order_relaxed))
+	if (__atomic_load_n(&r->watching, __ATOMIC_RELAXED))
 		return 0;
-	r->tid = trcu_gettid();
-	/* Clears TRCU_RF_UNREG: the fast path may run from now on. */
-	r->flags = rcu_state.fenced ? TRCU_RF_FENCED : 0;
-	r->depth_bias = 0;
-	atomic_store_explicit(&r->need_qs, 0, memory_order_relaxed);
-	atomic_store_explicit(&r->gp_blocked, 0, memory_order_relaxed);
+	t->rdr = r;
+	t->tid = trcu_gettid();
+	t->depth_bias = 0;
+	t->qsbr = false;
+	__atomic_store_n(&r->need_qs, 0, __ATOMIC_RELAXED);
+	atomic_store_explicit(&t->gp_blocked, 0, memory_order_relaxed);
 	/* Even and non-zero: registered, quiescent.  Published to the GP
 	 * machinery by slot_set()'s release. */
-	atomic_store_explicit(&r->watching, 2, memory_order_relaxed);
-	if (trcu_slot_register(r)) {
-		atomic_store_explicit(&r->watching, 0, memory_order_relaxed);
-		r->flags = TRCU_RF_UNREG;
+	__atomic_store_n(&r->watching, 2, __ATOMIC_RELAXED);
+	if (slot_register(t)) {
+		__atomic_store_n(&r->watching, 0, __ATOMIC_RELAXED);
 		return -1;
 	}
+	/* Clears TRCU_RF_UNREG: the fast path may run from now on. */
+	reader_flags_set(r, rcu_state.fenced ? TRCU_RF_FENCED : 0,
+			 TRCU_RF_UNREG | TRCU_RF_FENCED | TRCU_RF_QSBR);
 	/* The destructor unregisters a thread that exits without doing so. */
-	pthread_setspecific(rcu_state.exit_key, r);
+	pthread_setspecific(rcu_state.exit_key, t);
 	return 0;
 }
 
 void trcu_unregister_thread(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
-	int slot = r->slot;
+	struct rcu_thread *t = &rcu_thread_tls;
+	int slot = t->slot;
 
-	if (!atomic_load_explicit(&r->watching, memory_order_relaxed))
+	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED))
 		return;
-	if (r->nesting > r->depth_bias)
+	if (rcu_nesting(r) > t->depth_bias)
 		trcu_die("rcu_unregister_thread() called inside an RCU read-side critical "
-			 "section (nesting depth %u)", r->nesting - r->depth_bias);
-	if (r->depth_bias)
-		trcu_thread_offline();
+			 "section (nesting depth %u)", rcu_nesting(r) - t->depth_bias);
+	if (t->depth_bias)
+		trcu_internal_qsbr_offline(t);
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	slot_online_locked(slot, false);
 	/* A GP may be waiting on this slot: the thread is quiescent for good. */
@@ -175,10 +205,10 @@ void trcu_unregister_thread(void)
 	slot_free(slot);
 	atomic_fetch_sub_explicit(&rcu_state.nr_slots, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
-	r->slot = -1;
-	r->flags = TRCU_RF_UNREG;
-	r->nesting = 0;
-	atomic_store_explicit(&r->watching, 0, memory_order_relaxed);
+	t->slot = -1;
+	t->qsbr = false;
+	r->nest_flags = TRCU_RF_UNREG;
+	__atomic_store_n(&r->watching, 0, __ATOMIC_RELAXED);
 	pthread_setspecific(rcu_state.exit_key, NULL);
 }
 
@@ -191,27 +221,27 @@ void trcu_unregister_thread(void)
  */
 static unsigned long watching_untagged(struct trcu_reader *r)
 {
-	return atomic_load_explicit(&r->watching, memory_order_relaxed) & ~TRCU_READER_GEN_TAG;
+	return __atomic_load_n(&r->watching, __ATOMIC_RELAXED) & ~TRCU_READER_GEN_TAG;
 }
 
 /* pthread key destructor: the thread exited still registered. */
 static void thread_exit_destructor(void *arg)
 {
-	struct trcu_reader *r = arg;
+	struct rcu_thread *t = arg;
+	struct trcu_reader *r = &trcu_reader_tls;
 
-	if (r != &trcu_reader_tls)
+	if (t != &rcu_thread_tls)
 		return;
-	if (r->nesting > r->depth_bias) {
+	if (rcu_nesting(r) > t->depth_bias) {
 		trcu_warn("thread %d exited inside an RCU read-side critical section "
 			  "(nesting depth %u); treating it as quiescent",
-			  r->tid, r->nesting - r->depth_bias);
-		r->nesting = r->depth_bias;
-		if (!r->depth_bias) {
+			  t->tid, rcu_nesting(r) - t->depth_bias);
+		reader_nesting_set(r, t->depth_bias);
+		if (!t->depth_bias) {
 			/* Close the section: make ->watching even again.  Pairs
 			 * with trcu_gp_mb() like an outermost unlock. */
 			atomic_thread_fence(memory_order_seq_cst);
-			atomic_store_explicit(&r->watching, watching_untagged(r) + 1,
-					      memory_order_relaxed);
+			__atomic_store_n(&r->watching, watching_untagged(r) + 1, __ATOMIC_RELAXED);
 		}
 	}
 	trcu_unregister_thread();
@@ -230,13 +260,13 @@ static void watching_enter(struct trcu_reader *r)
 {
 	unsigned long w = watching_untagged(r);
 
-	if (r->flags & TRCU_RF_FENCED) {
+	if (r->nest_flags & TRCU_RF_FENCED) {
 		/* seq_cst store + fence: the section's loads stay after it.
 		 * Pairs with trcu_gp_mb() (a full fence in fenced mode). */
-		atomic_store_explicit(&r->watching, w + 1, memory_order_seq_cst);
+		__atomic_store_n(&r->watching, w + 1, __ATOMIC_SEQ_CST);
 		atomic_thread_fence(memory_order_seq_cst);
 	} else {
-		atomic_store_explicit(&r->watching, w + 1, memory_order_relaxed);
+		__atomic_store_n(&r->watching, w + 1, __ATOMIC_RELAXED);
 		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
 		atomic_signal_fence(memory_order_seq_cst);
 	}
@@ -247,20 +277,20 @@ static void watching_exit(struct trcu_reader *r, unsigned long add)
 {
 	unsigned long w = watching_untagged(r);
 
-	if (r->flags & TRCU_RF_FENCED) {
+	if (r->nest_flags & TRCU_RF_FENCED) {
 		/* Release: the section's accesses before the store; pairs with
 		 * the GP scan's acquire load.  The fence orders the store before
 		 * the ->need_qs load (pairs with the driver's fence). */
-		atomic_store_explicit(&r->watching, w + add, memory_order_release);
+		__atomic_store_n(&r->watching, w + add, __ATOMIC_RELEASE);
 		atomic_thread_fence(memory_order_seq_cst);
 	} else {
 		/* Pairs with trcu_gp_mb() at GP end. */
 		atomic_signal_fence(memory_order_seq_cst);
-		atomic_store_explicit(&r->watching, w + add, memory_order_relaxed);
+		__atomic_store_n(&r->watching, w + add, __ATOMIC_RELAXED);
 		/* Pairs with the driver's ->need_qs store + membarrier. */
 		atomic_signal_fence(memory_order_seq_cst);
 	}
-	if (atomic_load_explicit(&r->need_qs, memory_order_relaxed))
+	if (__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED))
 		trcu_report_qs_slow(r);
 }
 
@@ -270,12 +300,12 @@ static void watching_exit(struct trcu_reader *r, unsigned long add)
  * is already 1. */
 void trcu_read_lock_slow(struct trcu_reader *r)
 {
-	if (!atomic_load_explicit(&r->watching, memory_order_relaxed)) {
-		r->nesting = 0;
+	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED)) {
+		reader_nesting_set(r, 0);
 		if (trcu_register_thread())
 			trcu_die("rcu_read_lock(): cannot register thread %d automatically: "
 				 "out of memory", trcu_gettid());
-		r->nesting = 1;
+		reader_nesting_set(r, 1);
 	}
 	watching_enter(r);
 }
@@ -283,30 +313,34 @@ void trcu_read_lock_slow(struct trcu_reader *r)
 /* Outermost unlock on a fenced or QSBR thread. */
 void trcu_read_unlock_slow(struct trcu_reader *r)
 {
-	if (r->depth_bias)
+	if (rcu_thread_tls.depth_bias)
 		trcu_die("rcu_read_unlock() without a matching rcu_read_lock() "
-			 "in QSBR thread %d", r->tid);
-	r->nesting = 0;
+			 "in QSBR thread %d", rcu_thread_tls.tid);
+	reader_nesting_set(r, 0);
 	watching_exit(r, 1);
 }
 
 /* The driver set ->need_qs on this holdout: report the quiescent state. */
 void trcu_report_qs_slow(struct trcu_reader *r)
 {
+	struct rcu_thread *t = &rcu_thread_tls;
+
 	/* acq_rel: pairs with the driver's store of ->need_qs (under the leaf
 	 * lock); the report below takes the leaf lock anyway. */
-	if (!atomic_exchange_explicit(&r->need_qs, 0, memory_order_acq_rel))
+	if (!__atomic_exchange_n(&r->need_qs, 0, __ATOMIC_ACQ_REL))
 		return;
-	if (r->slot >= 0 && r->nesting == r->depth_bias)
-		rcu_report_qs_slot(r->slot, true);
+	if (t->slot >= 0 && rcu_nesting(r) == t->depth_bias)
+		rcu_report_qs_slot(t->slot, true);
 }
 
 void trcu_quiescent_state_slow(struct trcu_reader *r)
 {
-	if (r->nesting > r->depth_bias)
+	struct rcu_thread *t = &rcu_thread_tls;
+
+	if (rcu_nesting(r) > t->depth_bias)
 		trcu_die("rcu_quiescent_state() called inside an RCU read-side critical "
-			 "section (nesting depth %u)", r->nesting - r->depth_bias);
-	if (!r->depth_bias) {
+			 "section (nesting depth %u)", rcu_nesting(r) - t->depth_bias);
+	if (!t->depth_bias) {
 		/* Not an online QSBR thread: already quiescent. */
 		trcu_report_qs_slow(r);
 		return;
@@ -316,55 +350,62 @@ void trcu_quiescent_state_slow(struct trcu_reader *r)
 
 void trcu_unbalanced_unlock(struct trcu_reader *r)
 {
+	(void)r;
 	trcu_die("rcu_read_unlock() without a matching rcu_read_lock() in thread %d",
 		 trcu_gettid());
 }
 
 /* ---- QSBR ------------------------------------------------------------------------ */
 
-void trcu_internal_qsbr_online(struct trcu_reader *r)
+/* TRCU_RF_QSBR is set exactly while a QSBR thread is online (depth_bias 1):
+ * the inline rcu_quiescent_state() tests it alone. */
+void trcu_internal_qsbr_online(struct rcu_thread *t)
 {
-	if (r->depth_bias)
+	struct trcu_reader *r = &trcu_reader_tls;
+
+	if (t->depth_bias)
 		return;
-	if (r->nesting)
+	if (rcu_nesting(r))
 		trcu_die("rcu_thread_online() called inside an RCU read-side critical section");
-	r->depth_bias = 1;
-	r->nesting = 1;
+	t->depth_bias = 1;
+	r->nest_flags = (r->nest_flags & ~TRCU_NEST_MASK) | TRCU_RF_QSBR | 1;
 	watching_enter(r);
 }
 
-void trcu_internal_qsbr_offline(struct trcu_reader *r)
+void trcu_internal_qsbr_offline(struct rcu_thread *t)
 {
-	if (!r->depth_bias)
+	struct trcu_reader *r = &trcu_reader_tls;
+
+	if (!t->depth_bias)
 		return;
-	if (r->nesting != 1)
+	if (rcu_nesting(r) != 1)
 		trcu_die("rcu_thread_offline() called inside an RCU read-side critical "
-			 "section (nesting depth %u)", r->nesting - 1);
-	r->depth_bias = 0;
-	r->nesting = 0;
+			 "section (nesting depth %u)", rcu_nesting(r) - 1);
+	t->depth_bias = 0;
+	r->nest_flags &= ~(TRCU_NEST_MASK | TRCU_RF_QSBR);
 	watching_exit(r, 1);
 }
 
 void trcu_thread_qsbr(void)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
+	struct rcu_thread *t = &rcu_thread_tls;
 
 	if (trcu_register_thread())
 		trcu_die("rcu_thread_qsbr(): cannot register thread: out of memory");
-	if (r->nesting)
+	if (rcu_nesting(&trcu_reader_tls))
 		trcu_die("trcu_thread_qsbr() called inside an RCU read-side critical section");
-	r->flags |= TRCU_RF_QSBR;
-	trcu_internal_qsbr_online(r);
+	t->qsbr = true;
+	trcu_internal_qsbr_online(t);
 }
 
-static struct trcu_reader *qsbr_self(const char *what)
+static struct rcu_thread *qsbr_self(const char *what)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
+	struct rcu_thread *t = &rcu_thread_tls;
 
-	if (!(r->flags & TRCU_RF_QSBR))
+	if (!t->qsbr)
 		trcu_die("%s called by thread %d, which is not a QSBR thread "
 			 "(call trcu_thread_qsbr() first)", what, trcu_gettid());
-	return r;
+	return t;
 }
 
 void trcu_thread_online(void)
@@ -381,34 +422,34 @@ void trcu_thread_offline(void)
 
 void trcu_check_blocking_allowed(const char *what)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
+	unsigned int depth = rcu_section_depth();
 
-	if (r->nesting > r->depth_bias)
+	if (depth)
 		trcu_die("%s called inside an RCU read-side critical section (nesting depth "
-			 "%u): it would wait for itself forever", what, r->nesting - r->depth_bias);
+			 "%u): it would wait for itself forever", what, depth);
 }
 
 /* Enter an extended quiescent state for a blocking wait.  Returns whether
  * the thread was an online QSBR thread (to go back online after). */
-int trcu_enter_gp_wait(struct trcu_reader *r)
+int trcu_enter_gp_wait(struct rcu_thread *t)
 {
-	int was_online = r->depth_bias != 0;
+	int was_online = t->depth_bias != 0;
 
 	if (was_online)
-		trcu_internal_qsbr_offline(r);
+		trcu_internal_qsbr_offline(t);
 	/* Release: the caller's earlier accesses (it already ran a full fence)
 	 * before the flag; pairs with the driver's acquire in the early report. */
-	atomic_store_explicit(&r->gp_blocked, 1, memory_order_release);
+	atomic_store_explicit(&t->gp_blocked, 1, memory_order_release);
 	return was_online;
 }
 
-void trcu_exit_gp_wait(struct trcu_reader *r, int was_online)
+void trcu_exit_gp_wait(struct rcu_thread *t, int was_online)
 {
-	atomic_store_explicit(&r->gp_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->gp_blocked, 0, memory_order_relaxed);
 	/* Store buffering with a driver's early report: this clear must be
 	 * visible before any later read-side section's loads.  Pairs with the
 	 * fence in rcu_gp_early_report() before it reads ->gp_blocked. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (was_online)
-		trcu_internal_qsbr_online(r);
+		trcu_internal_qsbr_online(t);
 }

@@ -24,7 +24,7 @@
 #include "sr_normal.h"
 
 /* include/treercu/rcu.h: tagged, odd, +2 at each GP start (rcu_gp_init()). */
-_Atomic unsigned long trcu_reader_gen __attribute__((aligned(64))) = TRCU_READER_GEN_TAG | 1;
+unsigned long trcu_reader_gen __attribute__((aligned(64))) = TRCU_READER_GEN_TAG | 1;
 
 struct rcu_state rcu_state = {
 	.gp_mutex = PTHREAD_MUTEX_INITIALIZER,
@@ -344,11 +344,11 @@ static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
 {
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
-		struct trcu_reader *r = trcu_slot_get(leaf->grplo + i);
+		struct rcu_thread *t = trcu_slot_get(leaf->grplo + i);
 
-		if (!r)
+		if (!t)
 			continue;
-		leaf->snap[i] = atomic_load_explicit(&r->watching, memory_order_acquire);
+		leaf->snap[i] = __atomic_load_n(&t->rdr->watching, __ATOMIC_ACQUIRE);
 		leaf->snap_valid |= 1UL << i;
 		leaf->snap_pre |= 1UL << i;
 	}
@@ -368,7 +368,7 @@ static void rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
 
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
-		struct trcu_reader *r = trcu_slot_get(leaf->grplo + i);
+		struct rcu_thread *r = trcu_slot_get(leaf->grplo + i);
 
 		/* Acquire pairs with the release in trcu_enter_gp_wait(). */
 		if (r && (r == rcu_state.driver ||
@@ -443,11 +443,11 @@ static void rcu_gp_init(void)
 	 * write it (gp_mutex held); ordered before the readers' later loads
 	 * by the barrier below.
 	 */
-	rcu_state.gp_gen = atomic_load_explicit(&trcu_reader_gen, memory_order_relaxed) + 2;
+	rcu_state.gp_gen = __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED) + 2;
 	/* Release: after the gp_seq store above, for the compiler too (x86
 	 * keeps stores in order, so it costs nothing there): a reader that
 	 * loads it sees this GP started (rcu_watching_qs(); review). */
-	atomic_store_explicit(&trcu_reader_gen, rcu_state.gp_gen, memory_order_release);
+	__atomic_store_n(&trcu_reader_gen, rcu_state.gp_gen, __ATOMIC_RELEASE);
 	/*
 	 * GP-start barrier: every reader either had its ->watching store (odd)
 	 * visible before this point, so the scans below see it, or runs its
@@ -525,7 +525,7 @@ static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
-		struct trcu_reader *r = trcu_slot_get(leaf->grplo + i);
+		struct rcu_thread *r = trcu_slot_get(leaf->grplo + i);
 
 		if (!r) {   /* unregistered after GP start */
 			mask |= 1UL << i;
@@ -533,15 +533,15 @@ static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 			continue;
 		}
 		/* Acquire: pairs with the fenced read side's release store. */
-		if (rcu_watching_qs(leaf, i, atomic_load_explicit(&r->watching,
-								  memory_order_acquire), &dirty)) {
+		if (rcu_watching_qs(leaf, i, __atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE),
+				    &dirty)) {
 			mask |= 1UL << i;
 		} else if (fa->arm && r != rcu_state.driver &&
-			   !atomic_load_explicit(&r->need_qs, memory_order_relaxed)) {
+			   !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED)) {
 			/* Ordered before the reader's ->watching reread by the
 			 * trcu_gp_mb() the caller runs next; pairs with the
 			 * barrier before the ->need_qs load in trcu_read_unlock(). */
-			atomic_store_explicit(&r->need_qs, 1, memory_order_relaxed);
+			__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
 			fa->armed++;
 		}
 	}
@@ -577,7 +577,7 @@ static bool rcu_gp_takeover_wanted(void)
  */
 static void rcu_gp_sleep_until(long target)
 {
-	struct trcu_reader *drv = rcu_state.driver;
+	struct rcu_thread *drv = rcu_state.driver;
 	bool was_online = drv && drv->depth_bias;
 
 	if (was_online)
@@ -681,7 +681,7 @@ static bool rcu_gp_fqs_loop(bool resumed)
 	}
 }
 
-static bool rcu_start_this_gp(unsigned long s, struct trcu_reader *r);
+static bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
 
 /* ---- Grace-period end ------------------------------------------------------------------ */
 
@@ -797,7 +797,7 @@ static long rcu_async_wait_ns(struct rcu_async_wait *aw)
  * wakes the caller itself, one hand-off instead of two (driver, then
  * caller).  Returns false when this driver handed the GP over.
  */
-static bool rcu_gp_one(struct trcu_reader *driver, enum rcu_driver_kind kind)
+static bool rcu_gp_one(struct rcu_thread *driver, enum rcu_driver_kind kind)
 {
 	bool resumed = rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq,
 							  memory_order_relaxed)) != 0;
@@ -884,7 +884,7 @@ static bool rcu_gp_needed(void)
  * requester's leaf to the root, stopping where someone already asked for it.
  * Returns true when this call raised rcu_state.gp_seq_needed.
  */
-static bool rcu_start_this_gp(unsigned long s, struct trcu_reader *r)
+static bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r)
 {
 	struct rcu_tree *t = rcu_tree();
 	struct rcu_node *rnp = (r && r->slot >= 0 && r->slot < t->capacity)
@@ -921,7 +921,7 @@ static bool rcu_start_this_gp(unsigned long s, struct trcu_reader *r)
 
 static void *rcu_gp_kthread(void *arg)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
+	struct rcu_thread *r = &rcu_thread_tls;
 	struct rcu_async_wait aw = { 0, 0 };
 
 	pthread_setname_np(pthread_self(), "trcu_gp");
@@ -929,7 +929,7 @@ static void *rcu_gp_kthread(void *arg)
 		trcu_die("GP kthread: cannot register: out of memory");
 	/* A QSBR-style slot, offline while idle: like a CPU running the
 	 * kernel's GP kthread, it is "watching" only while it runs. */
-	r->flags |= TRCU_RF_QSBR;
+	r->qsbr = true;
 	/*
 	 * And blocked (->gp_blocked) whenever it does not hold gp_mutex: it
 	 * goes online only while it holds gp_mutex, so a GP that another
@@ -1077,7 +1077,7 @@ static bool rcu_wait_gp_spin(uint32_t v)
  * and with 64 callers on 2 CPUs some lost that race for a second and more
  * (seeds 003: max 1.6 s, one thread making 3x its share of the calls).
  */
-static void rcu_gp_serve_waiters(struct trcu_reader *r, enum rcu_driver_kind kind)
+static void rcu_gp_serve_waiters(struct rcu_thread *r, enum rcu_driver_kind kind)
 {
 	unsigned long need = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire);
 
@@ -1277,8 +1277,8 @@ static void rcu_gp_waiter_exit(bool sync)
  * callbacks' GP), counted for the offload threads' deferral. */
 static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
-	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
+	struct rcu_thread *r = &rcu_thread_tls;
+	bool registered = rcu_thread_registered(r);
 	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
 	struct rcu_async_wait aw = { 0, 0 };
 	bool drive;
@@ -1347,8 +1347,8 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
  */
 static void rcu_wait_gp_sr(void)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
-	bool registered = atomic_load_explicit(&r->watching, memory_order_relaxed) != 0;
+	struct rcu_thread *r = &rcu_thread_tls;
+	bool registered = rcu_thread_registered(r);
 	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
 	struct sr_node node;
 	unsigned long s, si;
@@ -1499,7 +1499,7 @@ unsigned long trcu_get_state_synchronize_rcu(void)
  * with the kthread's store to ->kthread_sleeping before its
  * rcu_gp_needed() check; a kthread not yet asleep sees the request.  No
  * shared write otherwise (review). */
-static void rcu_gp_start_poll(unsigned long s, struct trcu_reader *r)
+static void rcu_gp_start_poll(unsigned long s, struct rcu_thread *r)
 {
 	if (rcu_start_this_gp(s, r) ||
 	    (!rcu_seq_done(s) &&
@@ -1511,7 +1511,7 @@ static void rcu_gp_start_poll(unsigned long s, struct trcu_reader *r)
 unsigned long trcu_start_poll_synchronize_rcu(void)
 {
 	unsigned long s = trcu_get_state_synchronize_rcu();
-	struct trcu_reader *r = &trcu_reader_tls;
+	struct rcu_thread *r = &rcu_thread_tls;
 
 	rcu_gp_start_poll(s, r->slot >= 0 ? r : NULL);
 	return s;
@@ -1555,7 +1555,7 @@ void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 
 void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
+	struct rcu_thread *r = &rcu_thread_tls;
 
 	trcu_get_state_synchronize_rcu_full(rgosp);
 	rcu_gp_start_poll(rgosp->rgos_norm, r->slot >= 0 ? r : NULL);

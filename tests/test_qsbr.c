@@ -21,18 +21,18 @@ static void *qsbr_thread(void *arg)
 
 	trcu_thread_qsbr();
 	CHECK(rcu_read_lock_held());
-	w0 = atomic_load(&trcu_reader_tls.watching);
+	w0 = __atomic_load_n(&trcu_reader_tls.watching, __ATOMIC_RELAXED);
 	CHECK(w0 & 1);
 	rcu_read_lock();
 	rcu_read_lock();
 	rcu_read_unlock();
 	rcu_read_unlock();
-	CHECK_EQ(atomic_load(&trcu_reader_tls.watching), w0);  /* lock/unlock cost nothing */
+	CHECK_EQ(__atomic_load_n(&trcu_reader_tls.watching, __ATOMIC_RELAXED), w0);  /* lock/unlock cost nothing */
 	atomic_store(&phase, 1);
 	while (atomic_load(&phase) == 1)
 		usleep(100);   /* online, no QS: holds the GP */
 	rcu_quiescent_state();
-	CHECK_EQ(atomic_load(&trcu_reader_tls.watching), w0 + 2);
+	CHECK_EQ(__atomic_load_n(&trcu_reader_tls.watching, __ATOMIC_RELAXED), w0 + 2);
 	while (atomic_load(&phase) != 3)
 		usleep(100);
 	/* synchronize_rcu from an online QSBR thread. */

@@ -39,15 +39,15 @@ static void check_encoding(void)
 	unsigned long g;
 
 	rcu_read_lock();
-	g = atomic_load(&trcu_reader_gen);
+	g = __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED);
 	CHECK(g & 1);
-	CHECK_EQ(atomic_load(&r->watching), g);
+	CHECK_EQ(__atomic_load_n(&r->watching, __ATOMIC_RELAXED), g);
 	rcu_read_lock();                       /* nested: no store */
-	CHECK_EQ(atomic_load(&r->watching), g);
+	CHECK_EQ(__atomic_load_n(&r->watching, __ATOMIC_RELAXED), g);
 	rcu_read_unlock();
-	CHECK_EQ(atomic_load(&r->watching), g);
+	CHECK_EQ(__atomic_load_n(&r->watching, __ATOMIC_RELAXED), g);
 	rcu_read_unlock();
-	CHECK_EQ(atomic_load(&r->watching), g + 1);
+	CHECK_EQ(__atomic_load_n(&r->watching, __ATOMIC_RELAXED), g + 1);
 	printf("test_read_gen: lock stores generation %lu\n", g);
 #else
 	printf("test_read_gen: this build keeps ->watching + 1 (TRCU_READ_GEN 0)\n");
@@ -68,13 +68,13 @@ static void *idle_fn(void *arg)
 
 static void check_gen_advances(void)
 {
-	unsigned long g0 = atomic_load(&trcu_reader_gen);
+	unsigned long g0 = __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED);
 
 	synchronize_rcu();
 	synchronize_rcu();
 	/* Always odd; on every build the GP start moves it. */
-	CHECK(atomic_load(&trcu_reader_gen) & 1);
-	CHECK(atomic_load(&trcu_reader_gen) > g0);
+	CHECK(__atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED) & 1);
+	CHECK(__atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED) > g0);
 }
 
 /* Section after section, no pause between them. */

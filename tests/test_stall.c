@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <treercu/rcu.h>
@@ -41,7 +42,7 @@ static void *stuck_reader(void *arg)
 		trcu_thread_qsbr();
 	else
 		rcu_read_lock();
-	atomic_store(&tid_seen, trcu_reader_tls.tid);
+	atomic_store(&tid_seen, (int)syscall(SYS_gettid));
 	atomic_store(&held, 1);
 	while (!atomic_load(&release_it))
 		usleep(1000);

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <linux/futex.h>
 #include <math.h>
 #include <pthread.h>

@@ -32,6 +32,7 @@
  */
 #define _GNU_SOURCE   /* pthread_timedjoin_np */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>

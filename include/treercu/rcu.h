@@ -16,8 +16,9 @@
 #ifndef TREERCU_RCU_H
 #define TREERCU_RCU_H
 
-#include <stdatomic.h>
+#ifndef __cplusplus
 #include <stdbool.h>
+#endif
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -27,19 +28,32 @@ extern "C" {
 #define TRCU_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define TRCU_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* trcu_reader.flags: owner-written, read by the owner's fast path only. */
-#define TRCU_RF_FENCED 0x1u /* fenced read side (no membarrier) */
-#define TRCU_RF_QSBR   0x2u /* QSBR-style thread: nesting biased by one */
+#if __SIZEOF_LONG__ != 8
+#error "treercu: trcu_reader.nest_flags needs a 64-bit unsigned long (LP64: x86-64, arm64)"
+#endif
+
+/*
+ * trcu_reader.nest_flags: the read-side nesting depth in the low 32 bits,
+ * flags in the high 32, so that one load and one compare test both on the
+ * fast path.  Owner-written, read by the owner's read side only.
+ */
+#define TRCU_NEST_MASK 0xffffffffUL
+#define TRCU_RF_FENCED (1UL << 32) /* fenced read side (no membarrier) */
+#define TRCU_RF_QSBR   (1UL << 33) /* online QSBR thread: nesting biased by one */
 /* Not registered: set in every thread's initial TLS and again at
  * unregistration, so that the fast path's one compare of nest_flags also
  * says "registered" and need not load ->watching for it. */
-#define TRCU_RF_UNREG  0x4u
+#define TRCU_RF_UNREG  (1UL << 34)
 
 /*
- * Per-thread reader state, one per thread, in TLS, on its own cache line.
- * The grace-period machinery reads ->watching through the thread's slot.
+ * Per-thread reader state, one per thread, in TLS, on its own cache line:
+ * only what the inline read side touches (the library keeps the rest of a
+ * thread's state in src/).  Plain fields accessed with the compiler's
+ * __atomic builtins, so that this header is the same in C and C++.  The
+ * grace-period machinery reads ->watching and ->need_qs through the
+ * thread's slot.
  *
- * watching: written only by the owner (plain relaxed stores).  0 means "not
+ * watching: written only by the owner (relaxed stores).  0 means "not
  *   registered"; odd means "this thread may hold references"; even and
  *   non-zero means "extended quiescent state".  From an odd value the owner
  *   can only move on through a quiescent state, so a grace-period scan that
@@ -49,30 +63,16 @@ extern "C" {
  *   rather than ->watching + 1, so the same odd value can come back within
  *   one grace period; a scan counts the current GP's generation as a
  *   quiescent state, and ->need_qs settles an older one.
- * nesting: read-side nesting depth; QSBR threads keep a bias of one while
- *   online so that rcu_read_lock()/unlock() only move this counter.
+ * nest_flags: nesting depth and flags (above); online QSBR threads keep a
+ *   bias of one so that rcu_read_lock()/unlock() only move the counter.
  * need_qs: set by a grace-period driver that is about to sleep on this
  *   holdout; the outermost unlock then reports the quiescent state itself.
  */
 struct trcu_reader {
-	_Atomic unsigned long watching;
-	union {                       /* one load tests both on the fast path */
-		struct {
-			unsigned int nesting;
-			unsigned int flags;
-		};
-		unsigned long nest_flags;
-	};
-	_Atomic unsigned int need_qs;
-	/* Library-private state follows; only src/ touches it. */
-	int slot;                     /* index in the slot table, -1 if none */
-	int tid;                      /* gettid() of the owner */
-	unsigned int depth_bias;      /* 1 while a QSBR thread is online */
-	_Atomic int gp_blocked;       /* owner is blocked waiting for a GP */
+	unsigned long watching;
+	unsigned long nest_flags;
+	unsigned int need_qs;
 } __attribute__((aligned(64)));
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-	       "trcu_reader.nest_flags keeps nesting in its low half (x86-64, arm64)");
 
 extern __thread struct trcu_reader trcu_reader_tls;
 
@@ -101,7 +101,7 @@ extern __thread struct trcu_reader trcu_reader_tls;
 #else
 #define TRCU_READ_GEN 0
 #endif
-extern _Atomic unsigned long trcu_reader_gen;
+extern unsigned long trcu_reader_gen;
 
 /* Out-of-line slow paths (src/thread.c). */
 void trcu_read_lock_slow(struct trcu_reader *r);
@@ -137,20 +137,19 @@ static inline void trcu_read_lock(void)
 		 * driver's stores: rcu_watching_qs()); one that read an older
 		 * one and stored it before the GP-start membarrier's IPI is
 		 * seen by the scans, as with w + 1. */
-		atomic_store_explicit(&r->watching,
-				      atomic_load_explicit(&trcu_reader_gen, memory_order_relaxed),
-				      memory_order_relaxed);
+		__atomic_store_n(&r->watching, __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 #else
-		atomic_store_explicit(&r->watching,
-				      atomic_load_explicit(&r->watching, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
+		__atomic_store_n(&r->watching, __atomic_load_n(&r->watching, __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
 #endif
 		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
-		atomic_signal_fence(memory_order_seq_cst);
-	} else if (TRCU_LIKELY(r->nesting != 0)) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) != 0)) {
 		r->nest_flags = nf + 1;        /* nested, or an online QSBR thread */
 	} else {
-		r->nesting = 1;    /* unregistered, fenced, or an offline QSBR thread */
+		/* Unregistered, fenced, or an offline QSBR thread. */
+		r->nest_flags = nf + 1;
 		trcu_read_lock_slow(r);
 	}
 }
@@ -171,19 +170,19 @@ static inline void trcu_read_unlock(void)
 
 	if (TRCU_LIKELY(nf == 1)) {
 		/* Outermost, no flags. */
-		unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
+		unsigned long w = __atomic_load_n(&r->watching, __ATOMIC_RELAXED);
 
 		/* Pairs with trcu_gp_mb() at GP end (membarrier). */
-		atomic_signal_fence(memory_order_seq_cst);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		r->nest_flags = 0;
-		atomic_store_explicit(&r->watching, w + 1, memory_order_relaxed);
+		__atomic_store_n(&r->watching, w + 1, __ATOMIC_RELAXED);
 		/* Pairs with the driver's store of ->need_qs + membarrier(). */
-		atomic_signal_fence(memory_order_seq_cst);
-		if (TRCU_UNLIKELY(atomic_load_explicit(&r->need_qs, memory_order_relaxed)))
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (TRCU_UNLIKELY(__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED)))
 			trcu_report_qs_slow(r);
-	} else if (TRCU_LIKELY(r->nesting > 1)) {
+	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) > 1)) {
 		r->nest_flags = nf - 1;        /* nesting is the low half */
-	} else if (r->nesting == 1) {
+	} else if ((nf & TRCU_NEST_MASK) == 1) {
 		trcu_read_unlock_slow(r);      /* fenced, or QSBR */
 	} else {
 		trcu_unbalanced_unlock(r);
@@ -194,7 +193,7 @@ static inline void trcu_read_unlock(void)
  * (a QSBR thread that is online always is). */
 static inline bool trcu_read_lock_held(void)
 {
-	return trcu_reader_tls.nesting != 0;
+	return (trcu_reader_tls.nest_flags & TRCU_NEST_MASK) != 0;
 }
 
 /* ---- Pointer publication ------------------------------------------------ */
@@ -247,22 +246,21 @@ void trcu_thread_offline(void);    /* QSBR: enter an extended quiescent state */
 static inline void trcu_quiescent_state(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
-	unsigned long w = atomic_load_explicit(&r->watching, memory_order_relaxed);
+	unsigned long w = __atomic_load_n(&r->watching, __ATOMIC_RELAXED);
 
-	/* Fast path: online QSBR thread outside any explicit nested section.
-	 * depth_bias too: an offline QSBR thread inside an explicit section
-	 * also reads nesting 1, and the slow path reports that misuse. */
-	if (TRCU_UNLIKELY(r->flags != TRCU_RF_QSBR || r->nesting != 1 || !r->depth_bias)) {
+	/* Fast path: online QSBR thread (TRCU_RF_QSBR is set only while
+	 * online), not fenced, outside any explicit nested section. */
+	if (TRCU_UNLIKELY(r->nest_flags != (TRCU_RF_QSBR | 1))) {
 		trcu_quiescent_state_slow(r);
 		return;
 	}
 	/* Pairs with trcu_gp_mb() at GP end: earlier section before the store. */
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&r->watching, w + 2, memory_order_relaxed);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&r->watching, w + 2, __ATOMIC_RELAXED);
 	/* Pairs with the driver's ->need_qs store + membarrier(), and with
 	 * trcu_gp_mb() at GP start for the next section. */
-	atomic_signal_fence(memory_order_seq_cst);
-	if (TRCU_UNLIKELY(atomic_load_explicit(&r->need_qs, memory_order_relaxed)))
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (TRCU_UNLIKELY(__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED)))
 		trcu_report_qs_slow(r);
 }
 
