@@ -196,21 +196,27 @@ static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscal
 	json_end(j, ']');
 }
 
+const struct tool_opt refscale_opts[] = {
+	TOPT_I("repeats", "N", "repeats", 1, MAX_REPS, 15, 5,
+	       "interleaved repeats of every variant (library x readers)"),
+	TOPT_N("ms", "MS", "milliseconds", 1, 10000, 100, 20,
+	       "length of one run of one variant (pairs calibrated to it)"),
+	TOPT_END,
+};
+
 int refscale_main(struct tool_opts *o, struct refscale_result *res)
 {
-	static const char *const names[] = { "--repeats", "--ms", NULL };
-	long reps = o->quick ? 5 : 15;
-	double ms = o->quick ? 20 : 100;
+	long reps;
+	double ms;
 	struct rs_ctx *c;
 	struct json j;
 	int rc;
 
-	if (!args_check(o, "refscale", names))
-		return 2;
-	arg_long(o, "--repeats", 1, MAX_REPS, &reps);
-	arg_double(o, "--ms", 1, 10000, &ms);
+	tool_bind(o, refscale_opts);
+	opt_long(o, "repeats", &reps);
+	opt_double(o, "ms", &ms);
 	c = calloc(1, sizeof(*c));
-	if (!c || json_open(&j, o->json))
+	if (!c || json_open(&j, o, "refscale"))
 		return 1;
 	c->nbatch = rs_calibrate(ms);
 	printf("\nrefscale: ns per read-side lock/unlock pair; %ld interleaved repeats, "

@@ -883,14 +883,49 @@ static void cb_result(const struct cb_ctx *c, const struct cb_row *rows,
 
 /* ---- driver ---- */
 
-static void cb_defaults(struct cb_ctx *c, const struct tool_opts *o)
+const struct tool_opt scale_opts[] = {
+	TOPT_I("repeats", "N", "repeats", 1, MAX_REPS, 5, 3,
+	       "interleaved repeats of every synchronize_rcu() configuration"),
+	TOPT_N("duration", "SEC", "seconds", 0.01, 3600, 1.0, 0.25,
+	       "length of one run of one configuration"),
+	TOPT_IX("readers", "N", "busy reader threads", 0, NRD - 1, "all of 0, 1 and 2",
+		"run only the configurations with N busy readers"),
+	TOPT_IX("callers", "N", "synchronize_rcu() threads", 1, MAX_CALLERS, "all of 1, 8 and 64",
+		"run only the configurations with N callers (the matrix has 1, 8, 64)"),
+	TOPT_I("idle", "N", "threads", 0, MAX_IDLE, 1, 1,
+	       "idle registered reader threads in every configuration"),
+	TOPT_S("sync-path", "0|1|2|all", "the library's default path, one pass",
+	       "treercu's synchronize_rcu() wake path (normal_wake_from_gp), one pass per path"),
+	TOPT_F("callbacks", "run the callback benchmarks (call_rcu, rcu_barrier, flood); "
+	       "alone unless --sync-path is given"),
+	TOPT_F("no-callbacks", "skip the callback benchmarks (a full run does them "
+	       "unless --quick, --readers, --callers or --sync-path is given)"),
+	TOPT_I("cb-repeats", "N", "repeats", 1, MAX_REPS, 5, 3,
+	       "interleaved repeats of the callback benchmarks"),
+	TOPT_I("cb-count", "N", "callbacks", CB_ENQ_N, 100000000, 1000000, 1000000,
+	       "callbacks in the end-to-end benchmark"),
+	TOPT_N("flood-secs", "SEC", "seconds", 0.1, 3600, 10, 2,
+	       "length of one callback flood"),
+	TOPT_I("flood-repeats", "N", "repeats", 1, MAX_REPS, 2, 1,
+	       "floods per library"),
+	TOPT_END,
+};
+
+/* Every callback benchmark setting: the options' values, or their defaults. */
+static void cb_defaults(struct cb_ctx *c, struct tool_opts *o)
 {
-	c->reps = o->quick ? 3 : 5;
-	c->flood_reps = o->quick ? 1 : 2;
+	long v;
+
+	tool_bind(o, scale_opts);
+	opt_long(o, "cb-repeats", &v);
+	c->reps = (int)v;
+	opt_long(o, "flood-repeats", &v);
+	c->flood_reps = (int)v;
+	opt_long(o, "cb-count", &v);
+	c->e2e_n = (unsigned long)v;
+	opt_double(o, "flood-secs", &c->flood_s);
 	c->idle_k = o->quick ? 20 : 40;
 	c->load_k = o->quick ? 8 : 20;
-	c->e2e_n = 1000000;
-	c->flood_s = o->quick ? 2 : 10;
 	c->cap_pending = cap_pending();
 }
 
@@ -954,7 +989,7 @@ int scale_callbacks_main(struct tool_opts *o, struct callbacks_result *r)
 	struct json j;
 	int rc;
 
-	if (!c || json_open(&j, o->json))
+	if (!c || json_open(&j, o, "callbacks"))
 		return 1;
 	cb_defaults(c, o);
 	json_str(&j, "command", "scale --callbacks");
@@ -969,7 +1004,7 @@ int scale_callbacks_main(struct tool_opts *o, struct callbacks_result *r)
 /* --sync-path 0|1|2|all: a bit mask of normal_wake_from_gp values; 0 if absent. */
 static int sc_sync_paths(struct tool_opts *o)
 {
-	const char *v = arg_str(o, "--sync-path");
+	const char *v = opt_str(o, "sync-path");
 
 	if (!v)
 		return 0;
@@ -1022,27 +1057,14 @@ static void sc_sync(struct sc_ctx *c, long reps, int paths, struct json *j,
 static bool sc_cb_opts(struct tool_opts *o, struct cb_ctx *cb, bool flag_cb, bool no_cb,
 		       bool restricted)
 {
-	long v;
-
 	cb_defaults(cb, o);
-	if (arg_long(o, "--cb-repeats", 1, MAX_REPS, &v))
-		cb->reps = (int)v;
-	if (arg_long(o, "--flood-repeats", 1, MAX_REPS, &v))
-		cb->flood_reps = (int)v;
-	if (arg_long(o, "--cb-count", CB_ENQ_N, 100000000, &v))
-		cb->e2e_n = (unsigned long)v;
-	arg_double(o, "--flood-secs", 0.1, 3600, &cb->flood_s);
 	return flag_cb || (!o->quick && !no_cb && !restricted);
 }
 
 int scale_main(struct tool_opts *o, struct scale_result *res)
 {
-	static const char *const names[] = {
-		"--repeats", "--duration", "--readers", "--callers", "--idle", "--sync-path",
-		"--cb-repeats", "--cb-count", "--flood-secs", "--flood-repeats", NULL,
-	};
-	bool flag_cb = arg_flag(o, "--callbacks"), no_cb = arg_flag(o, "--no-callbacks");
-	long reps = o->quick ? 3 : 5;
+	bool flag_cb, no_cb;
+	long reps;
 	struct callbacks_result cbr;
 	struct sc_ctx *c;
 	struct cb_ctx *cb;
@@ -1050,21 +1072,20 @@ int scale_main(struct tool_opts *o, struct scale_result *res)
 	int paths, rc = 0;
 	struct json j;
 
-	if (!args_check(o, "scale", names))
-		return 2;
+	tool_bind(o, scale_opts);
+	flag_cb = opt_flag(o, "callbacks");
+	no_cb = opt_flag(o, "no-callbacks");
 	paths = sc_sync_paths(o);
 	c = calloc(1, sizeof(*c));
 	cb = calloc(1, sizeof(*cb));
-	if (!c || !cb || json_open(&j, o->json))
+	if (!c || !cb || json_open(&j, o, "scale"))
 		return 1;
-	c->dur_s = o->quick ? 0.25 : 1.0;
 	c->only_rd = c->only_callers = -1;
-	c->idle = 1;
-	arg_long(o, "--repeats", 1, MAX_REPS, &reps);
-	arg_double(o, "--duration", 0.01, 3600, &c->dur_s);
-	arg_long(o, "--idle", 0, MAX_IDLE, &c->idle);
-	arg_long(o, "--readers", 0, NRD - 1, &c->only_rd);
-	arg_long(o, "--callers", 1, MAX_CALLERS, &c->only_callers);
+	opt_long(o, "repeats", &reps);
+	opt_double(o, "duration", &c->dur_s);
+	opt_long(o, "idle", &c->idle);
+	opt_long(o, "readers", &c->only_rd);
+	opt_long(o, "callers", &c->only_callers);
 	want_cb = sc_cb_opts(o, cb, flag_cb, no_cb,
 			     c->only_rd >= 0 || c->only_callers >= 0 || paths);
 	c->hist = calloc(MAX_CALLERS, sizeof(*c->hist));

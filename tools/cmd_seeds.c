@@ -197,23 +197,32 @@ static void s0_idle_threads(struct s0_idle *id, pthread_t *tid, long n, bool sto
 	}
 }
 
+const struct tool_opt seed000_opts[] = {
+	TOPT_I("runs", "N", "runs", 1, S0_RUNS_MAX, 10, 3,
+	       "runs of each setting (early report off, on, treercu defaults), interleaved"),
+	TOPT_I("calls", "N", "calls", 1, S0_CALLS_MAX, 100, 100,
+	       "synchronize_rcu() calls per run"),
+	TOPT_I("idle", "N", "threads", 0, 64, 4, 4,
+	       "idle registered reader threads during the runs"),
+	TOPT_END,
+};
+
 int seed000_main(struct tool_opts *o, struct seed000_result *res)
 {
-	static const char *const names[] = { "--runs", "--calls", "--idle", NULL };
 	struct s0_idle id = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
-	long runs = o->quick ? 3 : 10, idle = 4;
+	long runs, idle;
 	pthread_t tid[64];
 	struct s0_ctx *c = calloc(1, sizeof(*c));
 	struct json j;
 	int rc;
 
-	if (!c || !args_check(o, "seeds 000", names))
-		return 2;
-	c->calls = 100;
-	arg_long(o, "--runs", 1, S0_RUNS_MAX, &runs);
-	arg_long(o, "--calls", 1, S0_CALLS_MAX, &c->calls);
-	arg_long(o, "--idle", 0, 64, &idle);
-	if (json_open(&j, o->json))
+	if (!c)
+		return 1;
+	tool_bind(o, seed000_opts);
+	opt_long(o, "runs", &runs);
+	opt_long(o, "calls", &c->calls);
+	opt_long(o, "idle", &idle);
+	if (json_open(&j, o, "seeds000"))
 		return 1;
 	printf("\nseeds 000: %ld synchronize_rcu() calls per run, %ld runs per setting, "
 	       "runs of the three settings interleaved; %ld idle registered threads\n",
@@ -233,28 +242,11 @@ int seed000_main(struct tool_opts *o, struct seed000_result *res)
 	return rc;
 }
 
-int cmd_seeds(struct tool_opts *o)
+int cmd_seed000(struct tool_opts *o)
 {
 	struct seed000_result r;
-	const char *id = o->argc > 0 ? o->argv[0] : "";
-	struct tool_opts sub = *o;
 
-	sub.argc = o->argc > 0 ? o->argc - 1 : 0;
-	sub.argv = o->argv + (o->argc > 0);
-	if (!strcmp(id, "000"))
-		return seed000_main(&sub, &r);
-	if (!strcmp(id, "001"))
-		return seeds_001(&sub);
-	if (!strcmp(id, "003"))
-		return seeds_003(&sub);
-	if (!strcmp(id, "004"))
-		return seeds_004(&sub);
-	if (!strcmp(id, "002")) {
-		printf("seeds %s: not yet implemented (issue 5)\n", id);
-		return 2;
-	}
-	fprintf(stderr, "usage: treercu seeds 000|001|002|003|004 [--quick] [--json FILE]\n");
-	return 2;
+	return seed000_main(o, &r);
 }
 
 /* ---- quick: every comparison, one summary table ------------------------ */
@@ -384,9 +376,15 @@ static void quick_print(const struct qrow *q, int n, int rc001, struct json *j)
 	json_int(j, "seeds_001_exit", rc001);
 }
 
+const struct tool_opt quick_opts[] = {
+	TOPT_S("png", "FILE", "no plot (with --out: DIR/seeds003.png)",
+	       "write the seeds 003 plots to FILE and FILE-load.png"),
+	TOPT_END,
+};
+
 int cmd_quick(struct tool_opts *o)
 {
-	struct tool_opts q = { .quick = true };
+	struct tool_opts q = { .quick = true, .out = o->out, .png = opt_str(o, "png") };
 	struct refscale_result rs;
 	struct scale_result sc;
 	struct seed000_result s0;
@@ -399,11 +397,7 @@ int cmd_quick(struct tool_opts *o)
 	int n, rc001;
 	struct json j;
 
-	if (o->argc) {
-		fprintf(stderr, "treercu quick: unknown argument '%s'\n", o->argv[0]);
-		return 2;
-	}
-	if (json_open(&j, o->json))
+	if (json_open(&j, o, "quick"))
 		return 1;
 	machine_note(&j);
 	seed000_main(&q, &s0);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <treercu/rcu.h>
 
@@ -68,7 +69,7 @@ static long tunable(const char *name)
 }
 
 /* ======================================================================
- * A tiny PNG writer: RGB canvas, 5x7 font, stored (uncompressed) deflate.
+ * A tiny PNG writer: RGB canvas, 5x7 font, zlib-compressed image data.
  * ====================================================================== */
 
 struct canvas {
@@ -188,25 +189,6 @@ static int cv_text(struct canvas *cv, int x, int y, const char *s, int scale, ui
 	return w;
 }
 
-static uint32_t crc_table[256];
-
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-	if (!crc_table[1]) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-			crc_table[i] = c;
-		}
-	}
-	crc = ~crc;
-	while (n--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
-
 static void put_be32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);
@@ -218,55 +200,38 @@ static void put_be32(uint8_t *p, uint32_t v)
 static void png_chunk(FILE *f, const char *type, const uint8_t *data, uint32_t len)
 {
 	uint8_t b[4];
-	uint32_t crc = crc32_update(0, (const uint8_t *)type, 4);
+	uLong crc = crc32(0, (const Bytef *)type, 4);
 
 	put_be32(b, len);
 	fwrite(b, 1, 4, f);
 	fwrite(type, 1, 4, f);
 	if (len)
 		fwrite(data, 1, len, f);
-	put_be32(b, crc32_update(crc, data, len));
+	put_be32(b, (uint32_t)crc32(crc, data, len));
 	fwrite(b, 1, 4, f);
 }
 
-/* zlib stream of stored deflate blocks over the filtered scanlines. */
+/* The filtered scanlines (filter: none), compressed with zlib. */
 static uint8_t *png_zlib(const struct canvas *cv, uint32_t *outlen)
 {
 	size_t row = (size_t)cv->w * 3 + 1, raw = row * (size_t)cv->h;
-	size_t nblk = (raw + 65534) / 65535, o = 2;
-	uint8_t *z = malloc(2 + raw + 5 * nblk + 4), *r = malloc(raw);
-	uint32_t a = 1, b = 0;
+	uLongf zlen = compressBound((uLong)raw);
+	uint8_t *z = malloc(zlen), *r = malloc(raw);
 
-	if (!z || !r) {
-		free(z);
-		free(r);
-		return NULL;
+	if (z && r) {
+		for (int y = 0; y < cv->h; y++) {
+			r[(size_t)y * row] = 0;
+			memcpy(r + (size_t)y * row + 1, cv->px + (size_t)y * (size_t)cv->w * 3, row - 1);
+		}
+		if (compress2(z, &zlen, r, (uLong)raw, Z_BEST_COMPRESSION) == Z_OK) {
+			*outlen = (uint32_t)zlen;
+			free(r);
+			return z;
+		}
 	}
-	for (int y = 0; y < cv->h; y++) {
-		r[(size_t)y * row] = 0;     /* filter: none */
-		memcpy(r + (size_t)y * row + 1, cv->px + (size_t)y * (size_t)cv->w * 3, row - 1);
-	}
-	z[0] = 0x78;
-	z[1] = 0x01;
-	for (size_t i = 0; i < raw; i += 65535) {
-		size_t n = raw - i < 65535 ? raw - i : 65535;
-
-		z[o++] = i + n == raw;      /* BFINAL, BTYPE 00 */
-		z[o++] = (uint8_t)n;
-		z[o++] = (uint8_t)(n >> 8);
-		z[o++] = (uint8_t)~n;
-		z[o++] = (uint8_t)(~n >> 8);
-		memcpy(z + o, r + i, n);
-		o += n;
-	}
-	for (size_t i = 0; i < raw; i++) {
-		a = (a + r[i]) % 65521;
-		b = (b + a) % 65521;
-	}
-	put_be32(z + o, (b << 16) | a);
-	*outlen = (uint32_t)(o + 4);
+	free(z);
 	free(r);
-	return z;
+	return NULL;
 }
 
 static int png_write(const struct canvas *cv, const char *path)
@@ -345,6 +310,18 @@ static void panel_frame(struct canvas *cv, const struct panel *p, const char *ti
 	cv_rect(cv, p->x0, p->y0, p->x0, p->y1, AXIS_RGB);
 	cv_text(cv, p->x0, p->y0 - 26, title, 2, AXIS_RGB, 0);
 	cv_text(cv, 8, p->y0 - 14, "% OF CALLS", 1, AXIS_RGB, 0);
+}
+
+/* Top line of every plot: version, commit, date, machine. */
+static void plot_title(struct canvas *cv)
+{
+	struct tool_machine m;
+	char b[256];
+
+	tool_machine(&m);
+	snprintf(b, sizeof(b), "treercu %s%s%s  %s  %ld CPUs: %s, load %.2f", tool_version(),
+		 *tool_commit() ? " " : "", tool_commit(), tool_date(), m.cpus, m.model, m.load[0]);
+	cv_text(cv, 8, 6, b, 1, 0x555555u, 0);
 }
 
 static void legend(struct canvas *cv, int x, int y, const char *label, uint32_t rgb)
@@ -884,6 +861,7 @@ static int s3_plot(const struct s3_ctx *c, const char *path)
 
 	if (cv_init(&cv, PLOT_W, PLOT_H))
 		return -1;
+	plot_title(&cv);
 	s3_plot_log(&cv, c, &top, "");
 	s3_plot_10ms(&cv, c, &bot);
 	cv_text(&cv, PLOT_W - 10, PLOT_H - 12, "TREERCU SEEDS 003", 1, 0x888888u, 1);
@@ -943,36 +921,50 @@ static void s3_json(struct json *j, const struct s3_ctx *c, const char *png)
 		s3_json_path(j, c, p);
 	json_num(j, "seed_p50_default_ns", seed3_pct(0, 50));
 	json_num(j, "seed_p50_wake_from_gp_ns", seed3_pct(1, 50));
-	json_str(j, "png", png);
+	if (png)
+		json_str(j, "png", png);
 	json_num(j, "bg_cbs_per_s", (double)c->bg_rate);
 	json_num(j, "bg_cbs_queued", (double)c->bg_queued);
 }
 
+const struct tool_opt seed003_opts[] = {
+	TOPT_I("threads", "N", "threads", 1, S3_THREADS_MAX, 64, 64,
+	       "threads calling synchronize_rcu() in a loop (the seed's 64)"),
+	TOPT_N("duration", "SEC", "seconds", 0.05, 600, 2.0, 1.0,
+	       "length of one run of one path"),
+	TOPT_I("repeats", "N", "repeats", 1, S3_REPS_MAX, 5, 3,
+	       "interleaved repeats of every wake path"),
+	TOPT_I("idle", "N", "threads", 0, 64, 1, 1,
+	       "idle registered reader threads during the runs"),
+	TOPT_S("png", "FILE", "no plot (with --out: DIR/seeds003.png)",
+	       "write the plots to FILE and FILE-load.png (compressed PNG)"),
+	TOPT_I("bg-cbs", "RATE", "call_rcu() per second", 0, 100000000, 0, 0,
+	       "background call_rcu() rate from one more thread (0: none)"),
+	TOPT_IX("seed-jobs", "N", "jobs", 0, S3_THREADS_MAX,
+		"the number of online CPUs (2 if unknown)",
+		"jobs of the seed's load (one per CPU) in both profiles; 0 skips that part"),
+	TOPT_END,
+};
+
 static int s3_args(struct tool_opts *o, struct s3_ctx *c, const char **png, long *seed_jobs)
 {
-	static const char *const names[] = {
-		"--threads", "--duration", "--repeats", "--idle", "--png", "--bg-cbs",
-		"--seed-jobs", NULL,
-	};
+	static char out_png[4096];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (!args_check(o, "seeds 003", names))
-		return -1;
-	c->threads = 64;
-	c->idle = 1;
-	c->reps = o->quick ? 3 : 5;
-	c->dur_s = o->quick ? 1.0 : 2.0;
+	tool_bind(o, seed003_opts);
 	*seed_jobs = ncpu > 0 && ncpu <= S3_THREADS_MAX ? ncpu : 2;
-	arg_long(o, "--threads", 1, S3_THREADS_MAX, &c->threads);
-	arg_long(o, "--repeats", 1, S3_REPS_MAX, &c->reps);
-	arg_long(o, "--idle", 0, 64, &c->idle);
-	arg_double(o, "--duration", 0.05, 600, &c->dur_s);
-	arg_long(o, "--bg-cbs", 0, 100000000, &c->bg_rate);
-	arg_long(o, "--seed-jobs", 0, S3_THREADS_MAX, seed_jobs);
-	*png = "seeds003.png";
-	for (int i = 0; i + 1 < o->argc; i++)
-		if (!strcmp(o->argv[i], "--png"))
-			*png = o->argv[i + 1];
+	opt_long(o, "threads", &c->threads);
+	opt_long(o, "repeats", &c->reps);
+	opt_long(o, "idle", &c->idle);
+	opt_double(o, "duration", &c->dur_s);
+	opt_long(o, "bg-cbs", &c->bg_rate);
+	opt_long(o, "seed-jobs", seed_jobs);
+	/* Plots only when asked: --png, quick's --png, or --out. */
+	*png = opt_str(o, "png");
+	if (!*png)
+		*png = o->png;
+	if (!*png)
+		*png = tool_out_path(o, "seeds003", "png", out_png, sizeof(out_png));
 	return 0;
 }
 
@@ -983,6 +975,8 @@ static void s3_report(struct s3_ctx *c, const char *png)
 	s3_hist_adaptive(c, "(a) Latency distribution");
 	s3_hist_10ms(c);
 	s3_compare(c);
+	if (!png)
+		return;
 	if (s3_plot(c, png))
 		c->err = 1;
 	else
@@ -1075,6 +1069,7 @@ static int s3_plot_load(struct s3_ctx *const lc[S3_NLOAD], const char *path)
 
 	if (cv_init(&cv, PLOT_W, PLOT_H))
 		return -1;
+	plot_title(&cv);
 	for (int i = 0; i < S3_NLOAD; i++) {
 		snprintf(what, sizeof(what), ", %s PROFILE", i == 0 ? "KERNEL" : "TREERCU");
 		s3_plot_log(&cv, lc[i], &pn[i], what);
@@ -1139,6 +1134,8 @@ static int s3_seed_load(const struct s3_ctx *big, long jobs, struct json *j, con
 			json_end(j, '}');
 		}
 		json_end(j, '}');
+	}
+	if (!rc && png) {
 		s3_load_png_name(lpng, sizeof(lpng), png);
 		if (s3_plot_load(lc, lpng))
 			rc = -1;
@@ -1170,7 +1167,7 @@ int seeds_003_main(struct tool_opts *o, struct seed003_result *res)
 	if (s3_args(o, &tmp, &png, &seed_jobs))
 		return 2;
 	c = s3_ctx_new(tmp.threads, tmp.idle, tmp.reps, tmp.dur_s, tmp.bg_rate);
-	if (!c || json_open(&j, o->json))
+	if (!c || json_open(&j, o, "seeds003"))
 		return 1;
 	printf("\nseeds 003: %ld threads calling synchronize_rcu() in a loop for %.2f s per run, "
 	       "%ld repeats per path, paths interleaved; %ld idle registered threads",
@@ -1512,19 +1509,27 @@ static void s4_json(struct json *j, const struct s4_ctx *c)
 	json_num(j, "futex_worst_p99_over_idle_p99", s4_worst_ratio(c, SP_FUTEX, false));
 }
 
+const struct tool_opt seed004_opts[] = {
+	TOPT_I("repeats", "N", "repeats", 1, S4_REPS_MAX, 7, 5,
+	       "interleaved repeats of every (path, K) cell"),
+	TOPT_I("kmax", "K", "callbacks", 0, 1000000 /* s4_k's last */, 1000000, 100000,
+	       "largest K measured (of 0, 1000, 10000, 100000, 1000000 queued callbacks)"),
+	TOPT_I("cb-ns", "NS", "nanoseconds", 0, 100000, 0, 0,
+	       "work each callback does (a busy loop) before its counter increment"),
+	TOPT_I("hold", "0|1", "boolean", 0, 1, 1, 1,
+	       "1: another thread holds a read-side section while the K callbacks are queued"),
+	TOPT_END,
+};
+
 static int s4_setup(struct tool_opts *o, struct s4_ctx *c)
 {
-	static const char *const names[] = { "--repeats", "--kmax", "--cb-ns", "--hold", NULL };
-	long kmax = o->quick ? 100000 : 1000000;
+	long kmax;
 
-	if (!args_check(o, "seeds 004", names))
-		return -1;
-	c->reps = o->quick ? 5 : 7;
-	arg_long(o, "--repeats", 1, S4_REPS_MAX, &c->reps);
-	arg_long(o, "--kmax", 0, s4_k[S4_NK - 1], &kmax);
-	arg_long(o, "--cb-ns", 0, 100000, &c->cb_ns);
-	c->hold = 1;
-	arg_long(o, "--hold", 0, 1, &c->hold);
+	tool_bind(o, seed004_opts);
+	opt_long(o, "repeats", &c->reps);
+	opt_long(o, "kmax", &kmax);
+	opt_long(o, "cb-ns", &c->cb_ns);
+	opt_long(o, "hold", &c->hold);
 	s4_cb_ns = c->cb_ns;
 	for (c->nk = 0; c->nk < S4_NK && s4_k[c->nk] <= kmax; c->nk++) {
 		/* The same number of samples per repeat at every K, so that
@@ -1602,7 +1607,7 @@ int seeds_004_main(struct tool_opts *o, struct seed004_result *res)
 		res->list_worst = NAN;   /* until measured */
 	if (!c || s4_setup(o, c))
 		return 2;
-	if (json_open(&j, o->json))
+	if (json_open(&j, o, "seeds004"))
 		return 1;
 	printf("\nseeds 004: the calling thread queues K call_rcu() callbacks (each: %ld ns of work "
 	       "+ a counter increment)%s, then times synchronize_rcu(); K up to %ld, %ld repeats, "

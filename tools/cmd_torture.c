@@ -1204,11 +1204,11 @@ static void cb_json(struct json *j)
 	json_end(j, '}');
 }
 
-static int write_json(const char *path, double duration, unsigned long failures)
+static int write_json(const struct tool_opts *o, double duration, unsigned long failures)
 {
 	struct json j;
 
-	if (json_open(&j, path))
+	if (json_open(&j, o, "torture"))
 		return -1;
 	json_str(&j, "command", "torture");
 	json_num(&j, "duration_s", duration);
@@ -1246,7 +1246,7 @@ static void tt_init(void)
 /* --sync-path 0|1|2|all into tt.sync_path (-1: all). */
 static bool parse_sync_path(struct tool_opts *o)
 {
-	const char *v = arg_str(o, "--sync-path");
+	const char *v = opt_str(o, "sync-path");
 
 	tt.sync_path = -1;
 	if (!v || !strcmp(v, "all"))
@@ -1259,34 +1259,50 @@ static bool parse_sync_path(struct tool_opts *o)
 	return false;
 }
 
-static bool torture_opts(struct tool_opts *o, double *duration, double *stall_s)
-{
-	static const char *const names[] = {
-		"--duration", "--readers", "--qsbr-readers", "--fake-writers", "--churn",
-		"--stall", "--busted", "--cb-writers", "--barrier", "--fwd", "--fwd-secs",
-		"--fwd-max-gps", "--sync-path", NULL,
-	};
+const struct tool_opt torture_opts[] = {
+	TOPT_N("duration", "SEC", "seconds", 0.1, 1e6, 60, 5, "length of the run"),
+	TOPT_I("readers", "N", "threads", 0, 16, 2, 2,
+	       "preemptible-style reader threads checking each element's pipe count"),
+	TOPT_I("qsbr-readers", "N", "threads", 0, 16, 1, 1, "QSBR reader threads"),
+	TOPT_I("fake-writers", "N", "threads", 0, 16, 2, 2,
+	       "threads running every grace-period primitive and checking its cookie"),
+	TOPT_I("churn", "N", "threads", 0, 8, 1, 1,
+	       "short-lived reader threads that register and unregister or just exit"),
+	TOPT_N("stall", "SEC", "seconds", 1, 3600, 30, 30,
+	       "no progress for this long counts as a stall (failure)"),
+	TOPT_I("busted", "0|1|2", "mode", 0, 2, 0, 0,
+	       "break RCU on purpose to show the checks fire (1: the writer skips its "
+	       "grace periods, 2: callbacks run at once); the run must then fail"),
+	TOPT_I("cb-writers", "N", "threads", 0, MAX_CBW, 1, 1, "call_rcu() writer threads"),
+	TOPT_I("barrier", "0|1", "boolean", 0, 1, 1, 1, "1: check rcu_barrier() too"),
+	TOPT_I("fwd", "0|1", "boolean", 0, 1, 1, 1,
+	       "1: call_rcu() floods checking forward progress"),
+	TOPT_N("fwd-secs", "SEC", "seconds", 0.01, 3600, 3, 1, "length of one flood"),
+	TOPT_I("fwd-max-gps", "N", "grace periods", 0, 1000000, 10, 10,
+	       "grace periods a flood's backlog may take to drain"),
+	TOPT_S("sync-path", "0|1|2|all", "all (rotated every 100 ms)",
+	       "the synchronize_rcu() wake path (normal_wake_from_gp) to exercise"),
+	TOPT_END,
+};
 
-	if (!args_check(o, "torture", names) || !parse_sync_path(o))
+static bool torture_opts_read(struct tool_opts *o, double *duration, double *stall_s)
+{
+	tool_bind(o, torture_opts);
+	if (!parse_sync_path(o))
 		return false;
-	*duration = o->quick ? 5 : 60;
-	*stall_s = 30;
-	tt.readers = 2, tt.qsbr_readers = 1, tt.fakewriters = 2, tt.churners = 1;
-	cbt.writers = 1, cbt.barrier = 1, cbt.fwd = 1, cbt.fwd_max_gps = 10;
-	cbt.fwd_s = o->quick ? 1 : 3;
 	cbt.fwd_gap_s = o->quick ? 1 : 5;
-	arg_double(o, "--duration", 0.1, 1e6, duration);
-	arg_long(o, "--readers", 0, 16, &tt.readers);
-	arg_long(o, "--qsbr-readers", 0, 16, &tt.qsbr_readers);
-	arg_long(o, "--fake-writers", 0, 16, &tt.fakewriters);
-	arg_long(o, "--churn", 0, 8, &tt.churners);
-	arg_double(o, "--stall", 1, 3600, stall_s);
-	arg_long(o, "--busted", 0, 2, &tt.busted);
-	arg_long(o, "--cb-writers", 0, MAX_CBW, &cbt.writers);
-	arg_long(o, "--barrier", 0, 1, &cbt.barrier);
-	arg_long(o, "--fwd", 0, 1, &cbt.fwd);
-	arg_double(o, "--fwd-secs", 0.01, 3600, &cbt.fwd_s);
-	arg_long(o, "--fwd-max-gps", 0, 1000000, &cbt.fwd_max_gps);
+	opt_double(o, "duration", duration);
+	opt_long(o, "readers", &tt.readers);
+	opt_long(o, "qsbr-readers", &tt.qsbr_readers);
+	opt_long(o, "fake-writers", &tt.fakewriters);
+	opt_long(o, "churn", &tt.churners);
+	opt_double(o, "stall", stall_s);
+	opt_long(o, "busted", &tt.busted);
+	opt_long(o, "cb-writers", &cbt.writers);
+	opt_long(o, "barrier", &cbt.barrier);
+	opt_long(o, "fwd", &cbt.fwd);
+	opt_double(o, "fwd-secs", &cbt.fwd_s);
+	opt_long(o, "fwd-max-gps", &cbt.fwd_max_gps);
 	return true;
 }
 
@@ -1299,7 +1315,7 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 	unsigned long failures;
 	bool ok;
 
-	if (!th || !torture_opts(o, &duration, &stall_s))
+	if (!th || !torture_opts_read(o, &duration, &stall_s))
 		return 2;
 	tt_init();
 	trcu_get_tunable("normal_wake_from_gp", &saved_path);
@@ -1321,7 +1337,7 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 	trcu_get_stats(&st);
 	failures = count_failures();
 	report(duration, failures, &st);
-	if (write_json(o->json, duration, failures))
+	if (write_json(o, duration, failures))
 		failures += !failures;
 	res->failures = failures;
 	res->reads = tt.reads;

@@ -252,40 +252,36 @@ static void point_summary(struct bench_run *r, int s, int m, struct summary *tpu
 	*p99 = median_of(c, (size_t)n);
 }
 
-static const char *cfg_arg_str(struct tool_opts *o, const char *name)
-{
-	for (int i = 0; i + 1 < o->argc; i++)
-		if (!strcmp(o->argv[i], name))
-			return o->argv[i + 1];
-	return NULL;
-}
+const struct tool_opt wq_opts[] = {
+	TOPT_I("producers", "N", "threads", 1, 256, 8, 8, "producer threads queueing work items"),
+	TOPT_I("items", "N", "work items", 1, 100000000, 200000, 30000,
+	       "work items per producer per run"),
+	TOPT_I("batch", "N", "work items", 1, 4096, 16, 16,
+	       "items a producer queues between waits"),
+	TOPT_I("reps", "N", "repeats", 1, MAX_REPS, 5, 4, "repeats of every mode"),
+	TOPT_S("topology", "SPEC", "$TREERCU_WQ_TOPOLOGY, else " DFL_TOPOLOGY,
+	       "the CPU topology the pools are built for, e.g. cpus=8,smt=1,llc=8,numa=1"),
+	TOPT_END,
+};
 
 /* Parses the options, sets the topology and runs every scope. */
 static int wq_bench_main(struct tool_opts *o, struct bench_run *r, const char *cmd)
 {
-	static const char *const names[] = { "--producers", "--items", "--batch", "--reps",
-					     "--topology", NULL };
 	struct bench_cfg *c = &r->cfg;
 	const char *topo;
 	char desc[256];
 	long v;
 	double expected;
 
-	if (!args_check(o, cmd, names))
-		return 2;
-	c->producers = 8;
-	c->items = o->quick ? 30000 : 200000;
-	c->batch = 16;
-	c->reps = o->quick ? 4 : 5;
-	if (arg_long(o, "--producers", 1, 256, &v))
-		c->producers = (int)v;
-	if (arg_long(o, "--items", 1, 100000000, &v))
-		c->items = v;
-	if (arg_long(o, "--batch", 1, 4096, &v))
-		c->batch = (int)v;
-	if (arg_long(o, "--reps", 1, MAX_REPS, &v))
-		c->reps = (int)v;
-	topo = cfg_arg_str(o, "--topology");
+	tool_bind(o, wq_opts);
+	opt_long(o, "producers", &v);
+	c->producers = (int)v;
+	opt_long(o, "items", &c->items);
+	opt_long(o, "batch", &v);
+	c->batch = (int)v;
+	opt_long(o, "reps", &v);
+	c->reps = (int)v;
+	topo = opt_str(o, "topology");
 	if (!topo)
 		topo = getenv("TREERCU_WQ_TOPOLOGY");
 	if (!topo || !*topo)
@@ -411,8 +407,7 @@ static int wq_run(struct tool_opts *o, const char *cmd, bool with_seed)
 		free(r);
 		return 2;
 	}
-	if (json_open(&j, o->json)) {
-		fprintf(stderr, "treercu %s: cannot write %s\n", cmd, o->json);
+	if (json_open(&j, o, with_seed ? "seeds001" : "wq")) {
 		free(r);
 		return 1;
 	}

@@ -237,8 +237,11 @@ static void json_key(struct json *j, const char *key)
 		fprintf(j->f, "\"%s\": ", key);
 }
 
-int json_open(struct json *j, const char *path)
+int json_open(struct json *j, const struct tool_opts *o, const char *stem)
 {
+	char buf[4096];
+	const char *path = o->json ? o->json : tool_out_path(o, stem, "json", buf, sizeof(buf));
+
 	memset(j, 0, sizeof(*j));
 	if (!path)
 		return 0;
@@ -248,6 +251,7 @@ int json_open(struct json *j, const char *path)
 		return -1;
 	}
 	fputc('{', j->f);
+	json_header(j, stem);
 	return 0;
 }
 
@@ -369,16 +373,96 @@ void json_summary(struct json *j, const char *key, const struct summary *s)
 	json_end(j, '}');
 }
 
+/* First value of a "key<TAB>: value" line of /proc/cpuinfo, or false. */
+static bool cpuinfo_field(const char *key, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	size_t kl = strlen(key);
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *v = strchr(line, ':');
+
+		if (strncmp(line, key, kl) || !v || strspn(line + kl, " \t") != (size_t)(v - line) - kl)
+			continue;
+		v += 1 + strspn(v + 1, " \t");
+		v[strcspn(v, "\n")] = 0;
+		snprintf(out, len, "%s", v);
+		found = *v != 0;
+	}
+	fclose(f);
+	return found;
+}
+
+void tool_machine(struct tool_machine *m)
+{
+	m->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	m->load[0] = m->load[1] = m->load[2] = -1;
+	getloadavg(m->load, 3);
+	if (!cpuinfo_field("model name", m->model, sizeof(m->model)) &&
+	    !cpuinfo_field("Hardware", m->model, sizeof(m->model)))
+		snprintf(m->model, sizeof(m->model), "unknown");
+}
+
+const char *tool_date(void)
+{
+	static char date[32];
+
+	if (!date[0]) {
+		time_t t = time(NULL);
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	}
+	return date;
+}
+
+/* gcc's __VERSION__ is the bare number; clang's names itself. */
+static const char *tool_compiler(void)
+{
+#if defined(__GNUC__) && !defined(__clang__)
+	return "gcc " __VERSION__;
+#else
+	return __VERSION__;
+#endif
+}
+
+void json_header(struct json *j, const char *stem)
+{
+	struct tool_machine m;
+	char schema[64];
+
+	tool_machine(&m);
+	snprintf(schema, sizeof(schema), "treercu.%s/1", stem);
+	json_str(j, "schema", schema);
+	json_str(j, "treercu_version", tool_version());
+	json_str(j, "git_commit", tool_commit());
+	json_str(j, "date", tool_date());
+	json_str(j, "compiler", tool_compiler());
+	json_obj(j, "machine");
+	json_int(j, "cpus", m.cpus);
+	json_str(j, "model", m.model);
+	json_arr(j, "loadavg");
+	for (int i = 0; i < 3; i++)
+		json_num(j, NULL, m.load[i]);
+	json_end(j, ']');
+	json_end(j, '}');
+}
+
 void machine_note(struct json *j)
 {
-	double la[3] = { -1, -1, -1 };
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct tool_machine m;
 
-	getloadavg(la, 3);
-	printf("machine: %ld CPUs online, load average %.2f %.2f %.2f%s\n", ncpu, la[0], la[1],
-	       la[2], la[0] > (double)ncpu ? "  (BUSY: other work is running; figures are unreliable)" : "");
-	json_int(j, "cpus", ncpu);
-	json_num(j, "loadavg_1min", la[0]);
+	tool_machine(&m);
+	printf("machine: %ld CPUs online, load average %.2f %.2f %.2f%s\n", m.cpus, m.load[0],
+	       m.load[1], m.load[2], m.load[0] > (double)m.cpus ?
+	       "  (BUSY: other work is running; figures are unreliable)" : "");
+	json_int(j, "cpus", m.cpus);
+	json_num(j, "loadavg_1min", m.load[0]);
 }
 
 /* ---- Progress --------------------------------------------------------------- */
@@ -433,74 +517,6 @@ void run_interleaved(int nvariants, int reps, variant_fn fn, void *arg,
 	progress_done(&p);
 }
 
-/* ---- Arguments ------------------------------------------------------------------ */
-
-static const char *arg_value(struct tool_opts *o, const char *name)
-{
-	for (int i = 0; i < o->argc; i++) {
-		if (strcmp(o->argv[i], name))
-			continue;
-		if (i + 1 >= o->argc) {
-			fprintf(stderr, "treercu: %s needs a value\n", name);
-			exit(2);
-		}
-		return o->argv[i + 1];
-	}
-	return NULL;
-}
-
-bool arg_double(struct tool_opts *o, const char *name, double min, double max, double *out)
-{
-	const char *s = arg_value(o, name);
-	char *end;
-	double v;
-
-	if (!s)
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || end == s || !(v >= min && v <= max)) {
-		fprintf(stderr, "treercu: %s %s: expected a number in [%g, %g]\n", name, s, min, max);
-		exit(2);
-	}
-	*out = v;
-	return true;
-}
-
-bool arg_long(struct tool_opts *o, const char *name, long min, long max, long *out)
-{
-	double v;
-
-	if (!arg_double(o, name, (double)min, (double)max, &v))
-		return false;
-	if (v != (double)(long)v) {
-		fprintf(stderr, "treercu: %s: expected an integer\n", name);
-		exit(2);
-	}
-	*out = (long)v;
-	return true;
-}
-
-bool args_check(struct tool_opts *o, const char *cmd, const char *const *names)
-{
-	for (int i = 0; i < o->argc; i++) {
-		bool ok = false;
-
-		for (const char *const *n = names; *n; n++)
-			ok = ok || !strcmp(o->argv[i], *n);
-		if (!ok) {
-			fprintf(stderr, "treercu %s: unknown argument '%s'; accepted: --quick --json FILE",
-				cmd, o->argv[i]);
-			for (const char *const *n = names; *n; n++)
-				fprintf(stderr, " %s N", *n);
-			fprintf(stderr, "\n");
-			return false;
-		}
-		i++;   /* skip the value */
-	}
-	return true;
-}
-
 /* ---- Histogram bucket counts (seeds 003) ------------------------------------------ */
 
 uint64_t lat_count_below(const struct lat_hist *h, double ns)
@@ -510,23 +526,4 @@ uint64_t lat_count_below(const struct lat_hist *h, double ns)
 	for (int i = 0; i < LAT_BUCKETS && lat_value(i) < ns; i++)
 		n += h->b[i];
 	return n;
-}
-
-/* ---- String and flag arguments (appended for torture/scale) ---------------------- */
-
-const char *arg_str(struct tool_opts *o, const char *name)
-{
-	return arg_value(o, name);
-}
-
-bool arg_flag(struct tool_opts *o, const char *name)
-{
-	for (int i = 0; i < o->argc; i++) {
-		if (strcmp(o->argv[i], name))
-			continue;
-		memmove(&o->argv[i], &o->argv[i + 1], (size_t)(o->argc - i - 1) * sizeof(*o->argv));
-		o->argc--;
-		return true;
-	}
-	return false;
 }

@@ -102,7 +102,12 @@ struct json {
 	bool need_comma[JSON_DEPTH];
 	bool err;
 };
-int json_open(struct json *j, const char *path);   /* opens the root object */
+/* Opens o->json, else DIR/stem.json under --out, else nothing (every call a
+ * no-op), and writes the header every output carries: json_header(). */
+int json_open(struct json *j, const struct tool_opts *o, const char *stem);
+/* "schema": "treercu.STEM/1", then the tool's version, git commit, the date
+ * (UTC, ISO 8601), the compiler and "machine": CPUs, model, load average. */
+void json_header(struct json *j, const char *stem);
 int json_close(struct json *j);                    /* 0, or -1 on any error */
 void json_obj(struct json *j, const char *key);    /* key NULL in arrays */
 void json_arr(struct json *j, const char *key);
@@ -113,6 +118,16 @@ void json_str(struct json *j, const char *key, const char *s);
 void json_bool(struct json *j, const char *key, bool v);
 void json_u64_array(struct json *j, const char *key, const uint64_t *v, size_t n);
 void json_summary(struct json *j, const char *key, const struct summary *s);
+
+/* The machine a run is on. */
+struct tool_machine {
+	long cpus;              /* online */
+	char model[128];        /* /proc/cpuinfo's model name, or "unknown" */
+	double load[3];         /* load average over 1, 5, 15 minutes */
+};
+void tool_machine(struct tool_machine *m);
+/* The run's date, taken once: "2026-01-31T12:34:56Z". */
+const char *tool_date(void);
 
 /* Prints (and puts in JSON) the CPU count and load average: a figure taken
  * while other programs load this machine is not worth much (see
@@ -141,15 +156,6 @@ void progress_done(struct progress *p);
 typedef void (*variant_fn)(int variant, int rep, void *arg);
 void run_interleaved(int nvariants, int reps, variant_fn fn, void *arg,
 		     const char *what, double expected_s);
-
-/* ---- Argument helpers ----------------------------------------------------- */
-
-/* --name VALUE among o->argv; returns true and stores it when present.
- * Bad values print a message and exit(2). */
-bool arg_long(struct tool_opts *o, const char *name, long min, long max, long *out);
-bool arg_double(struct tool_opts *o, const char *name, double min, double max, double *out);
-/* Fails (message, returns false) if argv holds anything not in names[]. */
-bool args_check(struct tool_opts *o, const char *cmd, const char *const *names);
 
 /* ---- Results handed to `quick` ------------------------------------------- */
 
@@ -190,15 +196,6 @@ int seeds_004_main(struct tool_opts *o, struct seed004_result *r);
  * lower bound is below ns, so the edge is exact to 1.6 %). */
 uint64_t lat_count_below(const struct lat_hist *h, double ns);
 
-
-/* ---- String and flag arguments (appended for torture/scale) -------------- */
-
-/* --name VALUE as a string, or NULL when absent. */
-const char *arg_str(struct tool_opts *o, const char *name);
-/* A flag without a value (--name): true when present; it is removed from
- * o->argv so that args_check() and the helpers above see NAME VALUE pairs.
- * Take flags before calling args_check(). */
-bool arg_flag(struct tool_opts *o, const char *name);
 
 /* ---- Callback benchmarks (`scale --callbacks`), for `quick` -------------- */
 
