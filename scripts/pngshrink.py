@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Recompress a PNG written by `treercu seeds 003 --png` (stored deflate
-blocks, about 2 MB) with zlib level 9, standard library only.
+"""Recompress a PNG's image data with zlib level 9, standard library only
+(`treercu` compresses its own plots; this is for PNGs stored uncompressed).
 Usage: scripts/pngshrink.py IN.png [OUT.png]   (OUT defaults to IN)."""
 import struct
 import sys

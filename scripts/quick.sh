@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job, quick mode: seed reproductions and the comparison with
-# liburcu, one summary table (about two minutes on 2 cores).
+# liburcu, one summary table (about two minutes on 2 cores).  Arguments go
+# to `treercu quick`: `--out DIR` keeps every part's JSON and the plots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
