@@ -64,6 +64,10 @@ check_bad "--busted 1.5: expected an integer" torture --busted 1.5
 check_bad "unexpected argument 'extra'" refscale extra
 check_bad "unknown subcommand 'nosuch'" nosuch
 check_bad "unknown ID '999'" seeds 999
+check_bad "ambiguous option '--fw'" torture --fw 1
+check_bad "option '--quick' takes no value" torture --quick=1
+check_bad "--json $work/none/x.json: cannot write into $work/none" torture --json "$work/none/x.json"
+check_bad "--png $work/none/x.png: cannot write into $work/none" seeds 003 --png "$work/none/x.png"
 
 # A short run with --out writes DIR/refscale.json and nothing else.
 mkdir run && cd run || exit 1

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -140,6 +141,24 @@ static int parse_num(const char *prog, const struct tool_opt *d, const char *s, 
 	return 0;
 }
 
+/* The directory FILE would be created in exists and is writable (checked
+ * before a run, which may take minutes, rather than after it). */
+static int check_writable(const char *prog, const char *opt, const char *file)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(file, '/');
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == file ? 1 : (int)(slash - file), file);
+	if (access(dir, W_OK) == 0)
+		return 0;
+	fprintf(stderr, "%s: %s %s: cannot write into %s: %s\n", prog, opt, file, dir,
+		strerror(errno));
+	return -1;
+}
+
 /* mkdir -p DIR. */
 static int make_dir(const char *dir)
 {
@@ -160,11 +179,26 @@ static int make_dir(const char *dir)
 	return mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
 }
 
-static void bad_option(const char *prog, const char *arg, int missing)
+/* Why getopt_long() refused arg: a missing value, a value given to a flag,
+ * an abbreviation of several options, or an unknown name. */
+static void bad_option(const char *prog, const struct option *lo, const char *arg, int missing)
 {
+	size_t n = strcspn(arg, "=");
+	int matches = 0;
+
+	for (int i = 0; n > 2 && lo[i].name; i++)
+		matches += !strncmp(lo[i].name, arg + 2, n - 2);
 	if (missing)
 		fprintf(stderr, "%s: option '%s' needs a value\n", prog, arg);
-	else
+	else if (arg[n] == '=' && matches)
+		fprintf(stderr, "%s: option '%.*s' takes no value\n", prog, (int)n, arg);
+	else if (matches > 1) {
+		fprintf(stderr, "%s: ambiguous option '%s': could be", prog, arg);
+		for (int i = 0; lo[i].name; i++)
+			if (!strncmp(lo[i].name, arg + 2, n - 2))
+				fprintf(stderr, " --%s", lo[i].name);
+		fprintf(stderr, "\n");
+	} else
 		fprintf(stderr, "%s: unknown option '%s'\n", prog, arg);
 	fprintf(stderr, "'%s --help' lists the options\n", prog);
 }
@@ -223,8 +257,8 @@ int tool_parse(struct tool_opts *o, const struct tool_cmd *cmd, const char *prog
 			if (take_value(o, prog, c - OPT_BASE, optarg))
 				return 2;
 		} else {
-			bad_option(prog, optopt && optopt < OPT_QUICK ? (char[]){ '-', (char)optopt, 0 } :
-				   argv[optind - 1], c == ':');
+			bad_option(prog, lo, optopt && optopt < OPT_QUICK ?
+				   (char[]){ '-', (char)optopt, 0 } : argv[optind - 1], c == ':');
 			return 2;
 		}
 	}
@@ -237,6 +271,12 @@ int tool_parse(struct tool_opts *o, const struct tool_cmd *cmd, const char *prog
 			prog, argv[optind], prog);
 		return 2;
 	}
+	if (o->json && check_writable(prog, "--json", o->json))
+		return 2;
+	for (int i = 0; i < n; i++)
+		if (o->vals[i].set && !strcmp(o->defs[i].name, "png") &&
+		    check_writable(prog, "--png", o->vals[i].str))
+			return 2;
 	if (o->out && make_dir(o->out)) {
 		fprintf(stderr, "%s: --out %s: cannot create the directory: %s\n", prog, o->out,
 			strerror(errno));

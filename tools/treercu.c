@@ -119,6 +119,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help")) {
 		c = argc > 2 ? find(cmds, NELEM(cmds), argv[2]) : NULL;
+		if (!c && argc > 2)
+			fprintf(stderr, "treercu: unknown subcommand '%s'\n", argv[2]);
 		if (!c) {
 			usage(argc > 2 ? stderr : stdout);
 			return argc > 2 ? 2 : 0;
