@@ -266,7 +266,7 @@ static struct qrow ratio_row(const char *metric, const char *goal, double t, dou
 	return (struct qrow){ metric, goal, t, l, ratio, pass, true };
 }
 
-/* Callback rows (issue 3 goals): enqueue, end-to-end, idle barrier, flood. */
+/* Callback rows (the callback goals): enqueue, end-to-end, idle barrier, flood. */
 static int quick_cb_rows(struct qrow *q, const struct callbacks_result *c)
 {
 	double mib = c->flood_rss_growth_bytes[0] / (1024.0 * 1024.0);
@@ -290,7 +290,7 @@ static struct qrow plain_row(const char *metric, const char *goal, double v, dou
 	return (struct qrow){ metric, goal, v, 0, 0, v <= limit, false };
 }
 
-/* Seeds 003 and 004 (issue 5 goals): the list path against wakeme. */
+/* Seeds 003 and 004 (the wake-path goals): the list path against wakeme. */
 static int quick_sync_rows(struct qrow *q, const struct seed003_result *s3,
 			   const struct seed004_result *s4)
 {

@@ -1533,11 +1533,11 @@ static int s4_setup(struct tool_opts *o, struct s4_ctx *c)
 	s4_cb_ns = c->cb_ns;
 	for (c->nk = 0; c->nk < S4_NK && s4_k[c->nk] <= kmax; c->nk++) {
 		/* The same number of samples per repeat at every K, so that
-		 * the idle p99 and a K's p99 are the same statistic (idle had
-		 * 200 per repeat against 30: the 14th largest of 1400 against
-		 * the 3rd of 210).  Each repeat's p99, then the median over
-		 * the repeats, as the issue's "median of repeats" asks: one
-		 * scheduler hiccup no longer decides the goal. */
+		 * the idle p99 and a K's p99 are the same statistic (200 per
+		 * repeat against 30 would compare the 14th largest of 1400
+		 * with the 3rd of 210).  Each repeat's p99, then the median
+		 * over the repeats: one scheduler hiccup does not decide the
+		 * goal. */
 		c->per[c->nk] = o->quick ? 20 : 30;
 		for (int p = 0; p < NSPATH; p++) {
 			c->cell[p][c->nk].lat = calloc((size_t)(c->reps * c->per[c->nk]), sizeof(double));

@@ -821,7 +821,7 @@ static unsigned long fwd_flood(double secs, unsigned long *peak)
 		 * lazy=1 for a moment now and then, and flood callbacks queued
 		 * then waited out lazy_flush_ms (10 s) while unrelated GPs ran:
 		 * "12 grace periods after the flood ended" under TSan, max
-		 * drain 10069.7 ms (session 5; 11 in session 3). */
+		 * drain 10069.7 ms. */
 		call_rcu_hurry(&f->rh, fwd_cb);
 		n++;
 		pend = n - atomic_load_explicit(&cbt.fwd_invoked, memory_order_relaxed);
