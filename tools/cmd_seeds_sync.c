@@ -77,7 +77,8 @@ struct canvas {
 	uint8_t *px;
 };
 
-static const char font_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ .%()-=:/,_+<>'";
+static const char font_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ .%()-=:/,_+<>'"
+				 "abcdefghijklmnopqrstuvwxyz";
 static const uint8_t font_rows[][7] = {
 	{ 0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E }, { 0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E },
 	{ 0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F }, { 0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E },
@@ -105,6 +106,21 @@ static const uint8_t font_rows[][7] = {
 	{ 0, 0, 0, 0, 0, 0, 0x1F },                   { 0, 0x04, 0x04, 0x1F, 0x04, 0x04, 0 },
 	{ 0x02, 0x04, 0x08, 0x10, 0x08, 0x04, 0x02 }, { 0x08, 0x04, 0x02, 0x01, 0x02, 0x04, 0x08 },
 	{ 0x04, 0x04, 0x08, 0, 0, 0, 0 },
+	/* a-z: x-height 5 rows, ascenders 7; g p q y are drawn 2 rows lower
+	 * (rows 5-6: the descender) */
+	{ 0, 0, 0x0E, 0x01, 0x0F, 0x11, 0x0F },       { 0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x1E },
+	{ 0, 0, 0x0E, 0x10, 0x10, 0x11, 0x0E },       { 0x01, 0x01, 0x0D, 0x13, 0x11, 0x11, 0x0F },
+	{ 0, 0, 0x0E, 0x11, 0x1F, 0x10, 0x0E },       { 0x06, 0x09, 0x08, 0x1C, 0x08, 0x08, 0x08 },
+	{ 0x0F, 0x11, 0x11, 0x0F, 0x01, 0x01, 0x0E }, { 0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x11 },
+	{ 0x04, 0, 0x0C, 0x04, 0x04, 0x04, 0x0E },    { 0x02, 0, 0x06, 0x02, 0x02, 0x12, 0x0C },
+	{ 0x10, 0x10, 0x12, 0x14, 0x18, 0x14, 0x12 }, { 0x0C, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E },
+	{ 0, 0, 0x1A, 0x15, 0x15, 0x11, 0x11 },       { 0, 0, 0x16, 0x19, 0x11, 0x11, 0x11 },
+	{ 0, 0, 0x0E, 0x11, 0x11, 0x11, 0x0E },       { 0x1E, 0x11, 0x11, 0x11, 0x1E, 0x10, 0x10 },
+	{ 0x0F, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x01 }, { 0, 0, 0x16, 0x19, 0x10, 0x10, 0x10 },
+	{ 0, 0, 0x0F, 0x10, 0x0E, 0x01, 0x1E },       { 0x08, 0x08, 0x1C, 0x08, 0x08, 0x09, 0x06 },
+	{ 0, 0, 0x11, 0x11, 0x11, 0x13, 0x0D },       { 0, 0, 0x11, 0x11, 0x11, 0x0A, 0x04 },
+	{ 0, 0, 0x11, 0x11, 0x15, 0x15, 0x0A },       { 0, 0, 0x11, 0x0A, 0x04, 0x0A, 0x11 },
+	{ 0x11, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x0E }, { 0, 0, 0x1F, 0x02, 0x04, 0x08, 0x1F },
 };
 _Static_assert(sizeof(font_rows) / sizeof(font_rows[0]) == sizeof(font_chars) - 1,
 	       "one glyph per font character");
@@ -164,10 +180,12 @@ static void cv_line(struct canvas *cv, int x0, int y0, int x1, int y1, uint32_t 
 
 static void cv_char(struct canvas *cv, int x, int y, char c, int scale, uint32_t rgb)
 {
-	const char *p = strchr(font_chars, c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+	const char *p = strchr(font_chars, c);
 
 	if (!p || !c)
 		return;
+	if (strchr("gpqy", c))   /* descender */
+		y += 2 * scale;
 	for (int r = 0; r < 7; r++)
 		for (int b = 0; b < 5; b++)
 			if (font_rows[p - font_chars][r] & (0x10 >> b))
@@ -309,7 +327,7 @@ static void panel_frame(struct canvas *cv, const struct panel *p, const char *ti
 	}
 	cv_rect(cv, p->x0, p->y0, p->x0, p->y1, AXIS_RGB);
 	cv_text(cv, p->x0, p->y0 - 26, title, 2, AXIS_RGB, 0);
-	cv_text(cv, 8, p->y0 - 14, "% OF CALLS", 1, AXIS_RGB, 0);
+	cv_text(cv, 8, p->y0 - 14, "% of calls", 1, AXIS_RGB, 0);
 }
 
 /* Top line of every plot: version, commit, date, machine. */
@@ -760,7 +778,7 @@ static int log_x(const struct panel *p, double dlo, double dhi, double dec)
 
 static void decade_label(char *b, size_t n, int d)
 {
-	static const char *const unit[] = { "NS", "US", "MS", "S" };
+	static const char *const unit[] = { " ns", " us", " ms", " s" };
 	int u = d / 3 < 3 ? d / 3 : 3;
 
 	snprintf(b, n, "%.0f%s", pow(10, d - 3 * u), unit[u]);
@@ -788,8 +806,8 @@ static void s3_plot_log(struct canvas *cv, const struct s3_ctx *c, struct panel 
 		}
 	}
 	p->ymax = nice_ceil(p->ymax);
-	snprintf(b, sizeof(b), "SYNCHRONIZE_RCU() LATENCY, %ld THREADS%s: LOG BINS%s",
-		 c->threads, what, *what ? "" : " (10 PER DECADE)");
+	snprintf(b, sizeof(b), "synchronize_rcu() latency, %ld threads%s: log bins%s",
+		 c->threads, what, *what ? "" : " (10 per decade)");
 	panel_frame(cv, p, b);
 	for (int d = (int)dlo; d <= (int)dhi; d++) {
 		int x = log_x(p, dlo, dhi, d);
@@ -805,7 +823,7 @@ static void s3_plot_log(struct canvas *cv, const struct s3_ctx *c, struct panel 
 				path_rgb[s]);
 		legend(cv, p->x1 - 230, p->y0 + 6 + 14 * s, sp_name[s], path_rgb[s]);
 	}
-	cv_text(cv, (p->x0 + p->x1) / 2, p->y1 + 22, "LATENCY (LOG SCALE)", 1, AXIS_RGB, 2);
+	cv_text(cv, (p->x0 + p->x1) / 2, p->y1 + 22, "latency (log scale)", 1, AXIS_RGB, 2);
 }
 
 static double s3_bar_pct(const struct s3_ctx *c, int series, int i)
@@ -830,7 +848,7 @@ static void s3_plot_10ms(struct canvas *cv, const struct s3_ctx *c, struct panel
 		for (int i = 0; i < S3_SEED_ROWS; i++)
 			p->ymax = fmax(p->ymax, s3_bar_pct(c, s, i));
 	p->ymax = nice_ceil(p->ymax);
-	panel_frame(cv, p, "THE SEED'S 10 MS BUCKETS: SEED (KERNEL, 64 CPUS) VS OURS");
+	panel_frame(cv, p, "The seed's 10 ms buckets: seed (kernel, 64 CPUs) vs ours");
 	for (int i = 0; i < S3_SEED_ROWS; i++) {
 		int gx = p->x0 + i * gw + bw / 2;
 
@@ -845,7 +863,7 @@ static void s3_plot_10ms(struct canvas *cv, const struct s3_ctx *c, struct panel
 		cv_text(cv, p->x0 + i * gw + gw / 2, p->y1 + 8, b, 1, AXIS_RGB, 2);
 	}
 	cv_rect(cv, p->x0, p->y1, p->x1, p->y1, AXIS_RGB);
-	cv_text(cv, (p->x0 + p->x1) / 2, p->y1 + 22, "LATENCY (MS)", 1, AXIS_RGB, 2);
+	cv_text(cv, (p->x0 + p->x1) / 2, p->y1 + 22, "latency (ms)", 1, AXIS_RGB, 2);
 	for (int s = 0; s < 2; s++)
 		legend(cv, p->x1 - 230, p->y0 + 6 + 14 * s, seed3_name[s], seed_rgb[s]);
 	for (int s = 0; s < NSPATH; s++)
@@ -864,7 +882,7 @@ static int s3_plot(const struct s3_ctx *c, const char *path)
 	plot_title(&cv);
 	s3_plot_log(&cv, c, &top, "");
 	s3_plot_10ms(&cv, c, &bot);
-	cv_text(&cv, PLOT_W - 10, PLOT_H - 12, "TREERCU SEEDS 003", 1, 0x888888u, 1);
+	cv_text(&cv, PLOT_W - 10, PLOT_H - 12, "treercu seeds 003", 1, 0x888888u, 1);
 	rc = png_write(&cv, path);
 	free(cv.px);
 	return rc;
@@ -1071,10 +1089,10 @@ static int s3_plot_load(struct s3_ctx *const lc[S3_NLOAD], const char *path)
 		return -1;
 	plot_title(&cv);
 	for (int i = 0; i < S3_NLOAD; i++) {
-		snprintf(what, sizeof(what), ", %s PROFILE", i == 0 ? "KERNEL" : "TREERCU");
+		snprintf(what, sizeof(what), ", %s profile", i == 0 ? "kernel" : "treercu");
 		s3_plot_log(&cv, lc[i], &pn[i], what);
 	}
-	cv_text(&cv, PLOT_W - 10, PLOT_H - 12, "TREERCU SEEDS 003: THE SEED'S LOAD, ONE JOB PER CPU",
+	cv_text(&cv, PLOT_W - 10, PLOT_H - 12, "treercu seeds 003: the seed's load, one job per CPU",
 		1, 0x888888u, 1);
 	rc = png_write(&cv, path);
 	free(cv.px);

@@ -486,14 +486,20 @@ void progress_update(struct progress *p, double fraction)
 	p->last = t;
 	if (fraction > 1)
 		fraction = 1;
-	fprintf(stderr, "%s[%s] %3.0f%%  %.0f s elapsed%s", p->tty ? "\r" : "",
-		p->what, fraction * 100, el, p->tty ? "   " : "\n");
+	/* Time left, from the pace so far: shown once it means something. */
+	if (fraction >= 0.05 && fraction < 1)
+		fprintf(stderr, "%s[%s] %3.0f%%  %.0f s elapsed, about %.0f s left%s",
+			p->tty ? "\r" : "", p->what, fraction * 100, el, el / fraction - el,
+			p->tty ? "   " : "\n");
+	else
+		fprintf(stderr, "%s[%s] %3.0f%%  %.0f s elapsed%s", p->tty ? "\r" : "",
+			p->what, fraction * 100, el, p->tty ? "                 " : "\n");
 }
 
 void progress_done(struct progress *p)
 {
 	if (p->on && p->tty)
-		fprintf(stderr, "\r%*s\r", 60, "");
+		fprintf(stderr, "\r%*s\r", 100, "");
 	p->on = false;
 }
 
