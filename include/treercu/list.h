@@ -66,8 +66,24 @@ struct trcu_hlist_head {
 #define TRCU_HLIST_POISON2 ((struct trcu_hlist_node **)0x122)
 
 /* The containing object of a member pointer. */
+#ifndef __cplusplus
 #define trcu_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#else
+/* In C++ the entry type need not be standard-layout (a class with an
+ * rcu_obj_base base, treercu/rcu.hpp, is not): offsetof is then
+ * "conditionally-supported", which GCC and Clang support for members
+ * reached without a virtual base (a virtual base is an error) and warn
+ * about (-Winvalid-offsetof); the warning is silenced here only. */
+#define trcu_container_of(ptr, type, member) \
+	(__extension__({ \
+		_Pragma("GCC diagnostic push") \
+		_Pragma("GCC diagnostic ignored \"-Winvalid-offsetof\"") \
+		type *trcu_co_ = (type *)(void *)((char *)(ptr) - offsetof(type, member)); \
+		_Pragma("GCC diagnostic pop") \
+		trcu_co_; \
+	}))
+#endif
 
 /* Plain single-copy-atomic accesses (the kernel's READ_ONCE/WRITE_ONCE):
  * for fields a reader may load concurrently when the store orders nothing
