@@ -2,7 +2,8 @@
 # Install what treercu needs on a fresh Debian machine (run as root).
 set -euo pipefail
 need=()
-for p in cmake gcc make liburcu-dev valgrind zlib1g-dev; do
+# g++ and clang: the C++ header's tests build with both (tests/CMakeLists.txt).
+for p in cmake gcc g++ clang make liburcu-dev valgrind zlib1g-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
