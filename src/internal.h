@@ -177,6 +177,7 @@ struct trcu_tunables {
 	_Atomic long nocb_defer_us;
 	_Atomic long sr_wake_max;
 	_Atomic long sr_drive_max;
+	_Atomic long exit_wait_ms;
 	_Atomic long profile;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each
@@ -325,6 +326,9 @@ void rcu_nocb_shutdown(void);
 void rcu_nocb_kick(void);                        /* wake group 0 (bulk frees) */
 void rcu_wait_gp_wakeme(void);                   /* synchronize_rcu() via a callback */
 void rcu_nocb_stats(struct trcu_stats *st);
+bool rcu_nocb_self(void);                        /* the caller is an offload thread */
+bool rcu_nocb_exit_drain(long stuck_ns);         /* bounded: process exit */
+void rcu_nocb_exit_report(const char *why);      /* what exit leaves behind */
 
 /* stall.c */
 void rcu_check_stall(void);

@@ -78,6 +78,9 @@ static struct {
 	_Atomic bool stopping;
 	_Atomic bool stopped;       /* offload threads joined (nocb_run_stranded()) */
 	_Atomic bool swept;         /* ... and their leftovers run (rcu_barrier()) */
+	/* The exit drain gave up (rcu_nocb_exit_drain()): it keeps
+	 * barrier_mutex, and rcu_barrier() returns at once from then on. */
+	_Atomic bool barrier_abandoned;
 	pthread_key_t exit_key;
 
 	pthread_mutex_t barrier_mutex;
@@ -837,17 +840,58 @@ void rcu_wait_gp_wakeme(void)
 
 /* ---- rcu_barrier ------------------------------------------------------------------ */
 
-void trcu_rcu_barrier(void)
+/* ---- Progress, for the bounded waits (process exit) ------------------------------ */
+
+/* Grace periods ended and callbacks run: where the last look left them.
+ * Only the exiting thread uses it. */
+static struct {
+	unsigned long gp;
+	long done;
+	long since_ns;
+} nocb_progress;
+
+static long nocb_done_count(void)
+{
+	struct trcu_stats st = { 0 };
+
+	rcu_nocb_stats(&st);
+	return st.cbs_invoked + st.frees_done;
+}
+
+static void nocb_progress_reset(void)
+{
+	nocb_progress.gp = rcu_gp_seq_current();
+	nocb_progress.done = nocb_done_count();
+	nocb_progress.since_ns = trcu_now_ns();
+}
+
+/* True once neither a grace period ended nor a callback ran for stuck_ns. */
+static bool nocb_stuck(long stuck_ns)
+{
+	unsigned long gp = rcu_gp_seq_current();
+	long done = nocb_done_count(), now = trcu_now_ns();
+
+	if (gp != nocb_progress.gp || done != nocb_progress.done) {
+		nocb_progress.gp = gp;
+		nocb_progress.done = done;
+		nocb_progress.since_ns = now;
+		return false;
+	}
+	return now - nocb_progress.since_ns >= stuck_ns;
+}
+
+/*
+ * The barrier proper; the caller is quiescent (rcu_barrier_wait()).
+ * Returns false if `stuck_ns` >= 0 and neither a grace period ended nor a
+ * callback ran for that long: the barrier is then left in flight, its
+ * mutex held, and every later rcu_barrier() returns at once (process exit
+ * only: rcu_nocb_exit_drain()).
+ */
+static bool rcu_barrier_wait(long stuck_ns)
 {
 	unsigned long seq;
 	uint32_t v;
 
-	trcu_check_blocking_allowed("rcu_barrier()");
-	if (nocb_self)
-		trcu_die("rcu_barrier() called from an RCU callback: it would wait for itself");
-	trcu_init();
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
-		return;   /* no callback was ever queued */
 	if (atomic_load_explicit(&nocb.stopping, memory_order_acquire)) {
 		/* The shutdown ran every callback queued before it stopped the
 		 * offload threads, and sweeps up those pushed meanwhile: wait
@@ -856,9 +900,15 @@ void trcu_rcu_barrier(void)
 		 * Acquire: pairs with the release after the sweep. */
 		while (!atomic_load_explicit(&nocb.swept, memory_order_acquire))
 			usleep(100);
-		return;
+		return true;
 	}
 	pthread_mutex_lock(&nocb.barrier_mutex);
+	/* Relaxed: set under barrier_mutex by the exit drain that gave up and
+	 * kept the mutex; nobody gets here after it (it never unlocks). */
+	if (atomic_load_explicit(&nocb.barrier_abandoned, memory_order_relaxed)) {
+		pthread_mutex_unlock(&nocb.barrier_mutex);
+		return true;
+	}
 	/*
 	 * Counts: one held by us until every group was asked, one per group
 	 * until it has entrained, one per entrained barrier callback until it
@@ -876,11 +926,38 @@ void trcu_rcu_barrier(void)
 	rcu_cb_waiter_enter();
 	nocb_barrier_dec();
 	while (atomic_load_explicit(&nocb.barrier_cpu_count, memory_order_acquire) != 0) {
-		trcu_futex_wait(&nocb.barrier_futex, v, -1);
+		if (stuck_ns >= 0 && nocb_stuck(stuck_ns)) {
+			rcu_cb_waiter_exit();
+			atomic_store_explicit(&nocb.barrier_abandoned, true, memory_order_relaxed);
+			return false;
+		}
+		trcu_futex_wait(&nocb.barrier_futex, v, stuck_ns >= 0 ? 1000000L : -1);
 		v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
 	}
 	rcu_cb_waiter_exit();
 	pthread_mutex_unlock(&nocb.barrier_mutex);
+	return true;
+}
+
+void trcu_rcu_barrier(void)
+{
+	struct rcu_thread *r = rcu_thread_self();
+	bool registered;
+	int was;
+
+	trcu_check_blocking_allowed("rcu_barrier()");
+	if (nocb_self)
+		trcu_die("rcu_barrier() called from an RCU callback: it would wait for itself");
+	trcu_init();
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		return;   /* no callback was ever queued */
+	/* Quiescent while it waits, as synchronize_rcu() is: an online QSBR
+	 * caller would otherwise hold up the grace periods it waits for. */
+	registered = rcu_thread_registered(r);
+	was = registered ? trcu_enter_gp_wait(r) : 0;
+	rcu_barrier_wait(-1);
+	if (registered)
+		trcu_exit_gp_wait(r, was);
 }
 
 /* ---- Statistics and shutdown --------------------------------------------------------- */
@@ -940,4 +1017,53 @@ void rcu_nocb_shutdown(void)
 	/* Release: the swept callbacks ran; pairs with rcu_barrier()'s
 	 * acquire. */
 	atomic_store_explicit(&nocb.swept, true, memory_order_release);
+}
+
+/* ---- Process exit -------------------------------------------------------------------- */
+
+bool rcu_nocb_self(void)
+{
+	return nocb_self;
+}
+
+/*
+ * Run what is queued, as rcu_nocb_shutdown() does (callbacks may queue
+ * more), but give up once neither a grace period ended nor a callback ran
+ * for stuck_ns: a reader stuck in a section would otherwise hang exit.
+ * The offload threads keep running either way (the process is ending).
+ * The caller is quiescent.  Returns whether everything ran.
+ */
+bool rcu_nocb_exit_drain(long stuck_ns)
+{
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		return true;
+	nocb_progress_reset();
+	for (int i = 0; i < 100; i++) {
+		struct trcu_stats st = { 0 };
+
+		if (!rcu_barrier_wait(stuck_ns))
+			return false;
+		rcu_nocb_stats(&st);
+		if (!st.cbs_pending && st.frees_done == st.frees_queued - st.frees_fallback)
+			return true;
+	}
+	return false;
+}
+
+/* One line on stderr: how many callbacks and rcu_free() pointers exit
+ * leaves behind, and why (nothing when none). */
+void rcu_nocb_exit_report(const char *why)
+{
+	struct trcu_stats st = { 0 };
+	long frees;
+
+	rcu_nocb_stats(&st);
+	frees = st.frees_queued - st.frees_fallback - st.frees_done;
+	if (frees > 0)
+		trcu_warn("exit: %ld callback%s not run and %ld rcu_free() pointer%s not freed: %s",
+			  st.cbs_pending, st.cbs_pending == 1 ? "" : "s", frees,
+			  frees == 1 ? "" : "s", why);
+	else if (st.cbs_pending > 0)
+		trcu_warn("exit: %ld callback%s not run: %s", st.cbs_pending,
+			  st.cbs_pending == 1 ? "" : "s", why);
 }

@@ -1621,6 +1621,48 @@ static bool rcu_read_side_fenced(void)
 	return true;
 }
 
+/*
+ * At process exit (atexit): run the pending callbacks and rcu_free()
+ * pointers while grace periods can end, then let the process go.  Exit
+ * never waits for a reader: when the exiting thread itself is inside a
+ * read-side section or is running a callback, nothing can be waited for;
+ * when neither a grace period ends nor a callback runs for exit_wait_ms (a
+ * reader stuck in a section), the rest is skipped.  Either way one line on
+ * stderr says how many were skipped, and the exit status is untouched.
+ * Nothing is stopped or joined: the process is ending, and a join could
+ * wait for a reader.  An explicit trcu_shutdown() does the full job.
+ */
+static void rcu_exit(void)
+{
+	struct rcu_thread *r = rcu_thread_self();
+	bool registered;
+	int was;
+
+	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+		return;
+	if (rcu_section_depth()) {
+		rcu_nocb_exit_report("exit() was called inside a read-side critical section");
+		return;
+	}
+	if (rcu_nocb_self()) {
+		rcu_nocb_exit_report("exit() was called from an RCU callback (counted here)");
+		return;
+	}
+	/* Quiescent while it waits, as in synchronize_rcu(): an online QSBR
+	 * thread returning from main() would hold up the grace periods. */
+	registered = rcu_thread_registered(r);
+	was = registered ? trcu_enter_gp_wait(r) : 0;
+	if (!rcu_nocb_exit_drain(TUN(exit_wait_ms) * 1000000L)) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "no grace period ended for %ld ms (a reader stuck in "
+			 "a read-side critical section?)", TUN(exit_wait_ms));
+		rcu_nocb_exit_report(why);
+	}
+	if (registered)
+		trcu_exit_gp_wait(r, was);
+}
+
 static void rcu_init_once(void)
 {
 	trcu_tunables_init();
@@ -1637,7 +1679,7 @@ static void rcu_init_once(void)
 	if (!rcu_tree())
 		trcu_die("cannot allocate the rcu_node tree");
 	trcu_thread_init();
-	atexit(trcu_shutdown);
+	atexit(rcu_exit);
 }
 
 void trcu_init(void)
@@ -1687,9 +1729,16 @@ static void rcu_gp_kthread_join(void)
 
 void trcu_shutdown(void)
 {
+	struct rcu_thread *r = rcu_thread_self();
+
 	trcu_init();
 	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 		return;
+	/* An online QSBR caller goes offline for good (it is unregistered
+	 * below): the callbacks' grace periods and the GP kthread's last one
+	 * must not wait for it. */
+	if (r->depth_bias && !rcu_section_depth())
+		trcu_internal_qsbr_offline(r);
 	/* Every callback runs before the GP kthread stops: the offload
 	 * threads still need grace periods. */
 	rcu_nocb_shutdown();

@@ -49,6 +49,7 @@ static const struct tunable tunables[] = {
 	{ T(nocb_defer_us),          0, 100000,    200,   0,     false },
 	{ T(sr_wake_max),            1, 1000000,   64,    5,     false },
 	{ T(sr_drive_max),           1, 1000000,   -1,    1,     false },
+	{ T(exit_wait_ms),           0, 3600000,   1000,  1000,  false },
 };
 #undef T
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))

@@ -765,8 +765,54 @@ static void tunables_init(void)
 	pthread_mutex_unlock(&wq_state.mutex);
 }
 
+/* Work items queued or running on every live workqueue. */
+static long wq_count_in_flight(void)
+{
+	long n = 0;
+
+	pthread_mutex_lock(&wq_state.mutex);
+	for (struct trcu_workqueue *wq = wq_state.wqs; wq; wq = wq->next) {
+		for (int i = 0; i < wq->nr_pwqs; i++) {
+			struct pool_workqueue *pwq = wq->pwqs[i];
+
+			pthread_mutex_lock(&pwq->pool->lock);
+			n += pwq->nr_in_flight[0] + pwq->nr_in_flight[1];
+			pthread_mutex_unlock(&pwq->pool->lock);
+		}
+	}
+	pthread_mutex_unlock(&wq_state.mutex);
+	return n;
+}
+
+/*
+ * At process exit: shut the subsystem down (draining every workqueue) only
+ * once no work item is queued or running, waiting for that at most
+ * exit_wait_ms; a work item that keeps re-queueing itself would make the
+ * drain endless, and exit() from a work item cannot wait for itself.  What
+ * is skipped is counted in one line on stderr; the threads are left to the
+ * process's end.  An explicit trcu_wq_shutdown() still drains for good.
+ */
 static void wq_atexit(void)
 {
+	long n, end_ns;
+
+	trcu_init();
+	if (current_worker) {
+		/* The item that called exit() is counted in flight. */
+		n = wq_count_in_flight() - 1;
+		if (n > 0)
+			trcu_warn("exit: %ld work item%s not run: exit() was called from a work item",
+				  n, n == 1 ? "" : "s");
+		return;
+	}
+	end_ns = trcu_now_ns() + TUN(exit_wait_ms) * 1000000L;
+	while ((n = wq_count_in_flight()) > 0 && trcu_now_ns() < end_ns)
+		trcu_sleep_ns(1000000L);
+	if (n > 0) {
+		trcu_warn("exit: %ld work item%s not run: still queued or running after %ld ms "
+			  "(one keeps re-queueing itself?)", n, n == 1 ? "" : "s", TUN(exit_wait_ms));
+		return;
+	}
 	trcu_wq_shutdown();
 }
 
