@@ -1421,7 +1421,12 @@ void trcu_synchronize_rcu(void)
 	trcu_init();
 	switch (TUN(normal_wake_from_gp)) {
 	case 0:
-		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+		/* Not from a callback: the wake-up callback would be queued
+		 * behind the one waiting for it, on the same offload thread
+		 * (tests/test_gp_wait_from_callback.c); the GP-end futex serves
+		 * that caller. */
+		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire) ||
+		    rcu_nocb_self())
 			break;
 		rcu_wait_gp_wakeme();   /* the kernel's wait_rcu_gp() */
 		return;
