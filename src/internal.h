@@ -113,9 +113,13 @@ struct rcu_tree {
 	struct rcu_node nodes[];      /* breadth first: nodes[0] is the root */
 };
 
-/* Shape a tree for `capacity` slots; NULL on bad geometry or ENOMEM. */
+/* Shape a tree for `capacity` slots; NULL with errno EINVAL (bad geometry)
+ * or ENOMEM. */
 struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf);
 void rcu_tree_free(struct rcu_tree *t);
+/* Under ofl_lock: 0, or -1 with errno (ENOMEM) and nothing changed. */
+int rcu_tree_prepare_locked(int nr_slots, int fanout, int fanout_leaf);
+int rcu_tree_cover_slot_locked(int slot);
 static inline struct rcu_node *rcu_tree_leaf(struct rcu_tree *t, int slot)
 {
 	int l = t->levels - 1;
@@ -217,7 +221,9 @@ struct rcu_state {
 
 	_Atomic(struct rcu_tree *) tree;
 	struct rcu_tree *retired;        /* old trees, freed at shutdown */
-	bool tree_grow_needed;           /* under ofl_lock */
+	/* The tree the next GP start installs, built ahead by a registration
+	 * or a fan-out change (rcu_tree_prepare_locked()); under ofl_lock. */
+	struct rcu_tree *tree_next;
 
 	_Atomic(struct rcu_thread *) *slot_chunks[SLOT_MAX_CHUNKS];
 	unsigned long *slot_used;        /* bitmap, under ofl_lock */

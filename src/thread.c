@@ -99,17 +99,17 @@ static void slot_free(int slot)
 	rcu_state.slot_used[slot / 64] &= ~(1UL << (slot % 64));
 }
 
-/* Mark a slot online in its leaf, or ask for a bigger tree; under ofl_lock. */
+/* Mark a slot online in its leaf; under ofl_lock.  A slot beyond the
+ * current tree is covered by the prepared one (trcu_slot_register()), which
+ * the next GP start installs with every online slot in it. */
 static void slot_online_locked(int slot, bool online)
 {
 	struct rcu_tree *t = atomic_load_explicit(&rcu_state.tree, memory_order_acquire);
 	struct rcu_node *leaf;
 	unsigned long bit;
 
-	if (slot >= t->capacity) {
-		rcu_state.tree_grow_needed = true;
+	if (slot >= t->capacity)
 		return;
-	}
 	leaf = rcu_tree_leaf(t, slot);
 	bit = 1UL << (slot - leaf->grplo);
 	pthread_mutex_lock(&leaf->lock);
@@ -126,6 +126,12 @@ static int slot_register(struct rcu_thread *r)
 
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	slot = slot_alloc();
+	/* The tree grows here, where ENOMEM can be returned, not at the GP
+	 * start that needs it. */
+	if (slot >= 0 && rcu_tree_cover_slot_locked(slot)) {
+		slot_free(slot);
+		slot = -1;
+	}
 	if (slot < 0) {
 		pthread_mutex_unlock(&rcu_state.ofl_lock);
 		errno = ENOMEM;

@@ -59,26 +59,30 @@ static int rcu_tree_geometry(int capacity, int fanout, int fanout_leaf, int *cnt
 	return k;
 }
 
-struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
+/* Bytes a tree of this shape takes: header, nodes, leaf snapshots, the
+ * active-leaf list. */
+static size_t rcu_tree_size(const int *cnt, int levels, int fanout_leaf, size_t *nodes_sz,
+			    size_t *snaps_sz)
 {
-	int cnt[RCU_MAX_LEVELS], levels, total = 0;
-	struct rcu_tree *t;
-	unsigned long gps, *snaps;
-	size_t nodes_sz, snaps_sz;
+	int total = 0;
 
-	if (capacity < 1 || fanout < 2 || fanout > RCU_FANOUT_MAX || fanout_leaf < 1 ||
-	    fanout_leaf > RCU_FANOUT_MAX)
-		return NULL;
-	levels = rcu_tree_geometry(capacity, fanout, fanout_leaf, cnt);
-	if (levels < 0)
-		return NULL;
 	for (int i = 0; i < levels; i++)
 		total += cnt[i];
-	nodes_sz = sizeof(*t) + (size_t)total * sizeof(struct rcu_node);
-	snaps_sz = (size_t)cnt[levels - 1] * (size_t)fanout_leaf * sizeof(unsigned long);
-	if (posix_memalign((void **)&t, 64, nodes_sz + snaps_sz +
-			   (size_t)cnt[levels - 1] * sizeof(int)))
-		return NULL;
+	*nodes_sz = sizeof(struct rcu_tree) + (size_t)total * sizeof(struct rcu_node);
+	*snaps_sz = (size_t)cnt[levels - 1] * (size_t)fanout_leaf * sizeof(unsigned long);
+	return *nodes_sz + *snaps_sz + (size_t)cnt[levels - 1] * sizeof(int);
+}
+
+/* Lay the tree out in mem (64-byte aligned, rcu_tree_size() bytes). */
+static struct rcu_tree *rcu_tree_init_mem(void *mem, const int *cnt, int levels, int fanout,
+					  int fanout_leaf, size_t nodes_sz, size_t snaps_sz)
+{
+	struct rcu_tree *t = mem;
+	unsigned long gps, *snaps;
+	int total = 0;
+
+	for (int i = 0; i < levels; i++)
+		total += cnt[i];
 	memset(t, 0, nodes_sz + snaps_sz);
 	snaps = (unsigned long *)((char *)t + nodes_sz);
 	t->active = (int *)((char *)snaps + snaps_sz);
@@ -122,13 +126,59 @@ struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
 	return t;
 }
 
+static bool rcu_tree_geometry_ok(int capacity, int fanout, int fanout_leaf)
+{
+	return capacity >= 1 && fanout >= 2 && fanout <= RCU_FANOUT_MAX && fanout_leaf >= 1 &&
+	       fanout_leaf <= RCU_FANOUT_MAX;
+}
+
+struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
+{
+	int cnt[RCU_MAX_LEVELS], levels;
+	size_t nodes_sz, snaps_sz, size;
+	void *mem;
+
+	if (!rcu_tree_geometry_ok(capacity, fanout, fanout_leaf) ||
+	    (levels = rcu_tree_geometry(capacity, fanout, fanout_leaf, cnt)) < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	size = rcu_tree_size(cnt, levels, fanout_leaf, &nodes_sz, &snaps_sz);
+	if (posix_memalign(&mem, 64, size)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return rcu_tree_init_mem(mem, cnt, levels, fanout, fanout_leaf, nodes_sz, snaps_sz);
+}
+
+/*
+ * The first tree, one node (a single leaf is the root), in static storage:
+ * initialisation, which rcu_register_thread() and every other entry point
+ * may run, never allocates and so cannot fail for want of memory.
+ */
+static char rcu_tree0_mem[sizeof(struct rcu_tree) + sizeof(struct rcu_node) +
+			  RCU_FANOUT_MAX * sizeof(unsigned long) + sizeof(int)]
+	__attribute__((aligned(64)));
+
+static struct rcu_tree *rcu_tree_build_first(int fanout, int fanout_leaf)
+{
+	int cnt[RCU_MAX_LEVELS] = { 1 };
+	size_t nodes_sz, snaps_sz;
+
+	if (!rcu_tree_geometry_ok(fanout_leaf, fanout, fanout_leaf) ||
+	    rcu_tree_size(cnt, 1, fanout_leaf, &nodes_sz, &snaps_sz) > sizeof(rcu_tree0_mem))
+		trcu_die("fanout=%d fanout_leaf=%d: bad rcu_node tree shape", fanout, fanout_leaf);
+	return rcu_tree_init_mem(rcu_tree0_mem, cnt, 1, fanout, fanout_leaf, nodes_sz, snaps_sz);
+}
+
 void rcu_tree_free(struct rcu_tree *t)
 {
 	if (!t)
 		return;
 	for (int i = 0; i < t->nr_nodes; i++)
 		pthread_mutex_destroy(&t->nodes[i].lock);
-	free(t);
+	if ((void *)t != (void *)rcu_tree0_mem)
+		free(t);
 }
 
 static struct rcu_node *rcu_get_root(struct rcu_tree *t)
@@ -142,31 +192,58 @@ static struct rcu_tree *rcu_tree(void)
 	return atomic_load_explicit(&rcu_state.tree, memory_order_acquire);
 }
 
-/*
- * Build a tree big enough for every slot in use with the current fan-out
- * tunables and move the online slots into it.  Called at GP start with
- * ofl_lock held and no GP in progress; the old tree is kept until shutdown
- * because late reporters may still hold pointers into it (they find no bits
- * set there and do nothing).
- */
-static void rcu_tree_reshape_locked(void)
+/* The tree the next GP will use: the one prepared ahead, or the current. */
+static struct rcu_tree *rcu_tree_next_locked(void)
 {
-	struct rcu_tree *old = rcu_tree(), *t;
-	int cap = (int)TUN(fanout_leaf);   /* one leaf (the root) to start with */
+	return rcu_state.tree_next ? rcu_state.tree_next : rcu_tree();
+}
 
-	while (cap < rcu_state.slot_hwm)
+/*
+ * Build, ahead of the GP start that installs it, a tree of this shape big
+ * enough for slots [0, nr_slots): capacity doubles from one leaf, so that
+ * registrations rarely rebuild it.  Called with ofl_lock held by a thread
+ * registering or changing a fan-out tunable, where an allocation failure
+ * can be reported: the GP machinery never allocates.  A tree prepared
+ * earlier and not yet installed (never published) is replaced.  Returns 0,
+ * or -1 with errno ENOMEM (EINVAL: a shape that cannot cover them) and
+ * nothing changed.
+ */
+int rcu_tree_prepare_locked(int nr_slots, int fanout, int fanout_leaf)
+{
+	struct rcu_tree *t;
+	int cap = fanout_leaf;
+
+	while (cap < nr_slots)
 		cap *= 2;
-	t = rcu_tree_build(cap, (int)TUN(fanout), (int)TUN(fanout_leaf));
-	if (!t) {
-		trcu_warn("fanout=%ld fanout_leaf=%ld cannot cover %d threads in %d levels; "
-			  "using fanout=64 fanout_leaf=16", TUN(fanout), TUN(fanout_leaf), cap,
-			  RCU_MAX_LEVELS);
-		atomic_store_explicit(&rcu_state.tun.fanout, 64, memory_order_relaxed);
-		atomic_store_explicit(&rcu_state.tun.fanout_leaf, 16, memory_order_relaxed);
-		t = rcu_tree_build(cap, 64, 16);
-		if (!t)
-			trcu_die("cannot allocate the rcu_node tree for %d threads", cap);
-	}
+	t = rcu_tree_build(cap, fanout, fanout_leaf);
+	if (!t)
+		return -1;   /* errno set */
+	rcu_tree_free(rcu_state.tree_next);
+	rcu_state.tree_next = t;
+	return 0;
+}
+
+/* Make sure the next GP's tree covers slot; under ofl_lock.  0, or -1 with
+ * errno ENOMEM and nothing changed. */
+int rcu_tree_cover_slot_locked(int slot)
+{
+	struct rcu_tree *next = rcu_tree_next_locked();
+
+	if (slot < next->capacity)
+		return 0;
+	return rcu_tree_prepare_locked(slot + 1, next->fanout, next->fanout_leaf);
+}
+
+/*
+ * Install the prepared tree at a GP start (ofl_lock held, no GP in
+ * progress) and move the online slots into it; no allocation.  The old tree
+ * is kept until shutdown because late reporters may still hold pointers
+ * into it (they find no bits set there and do nothing).
+ */
+static void rcu_tree_install_locked(void)
+{
+	struct rcu_tree *old = rcu_tree(), *t = rcu_state.tree_next;
+
 	for (int s = 0; s < rcu_state.slot_hwm; s++) {
 		if (trcu_slot_get(s)) {
 			struct rcu_node *leaf = rcu_tree_leaf(t, s);
@@ -176,11 +253,9 @@ static void rcu_tree_reshape_locked(void)
 	}
 	/* Release: the new tree's initialised nodes before the pointer. */
 	atomic_store_explicit(&rcu_state.tree, t, memory_order_release);
-	if (old) {
-		old->retired_next = rcu_state.retired;
-		rcu_state.retired = old;
-	}
-	rcu_state.tree_grow_needed = false;
+	rcu_state.tree_next = NULL;
+	old->retired_next = rcu_state.retired;
+	rcu_state.retired = old;
 }
 
 /* ---- Quiescent-state reporting ------------------------------------------------ */
@@ -276,8 +351,8 @@ static void rcu_gp_init_tree(unsigned long gps)
 	struct rcu_tree *t;
 
 	pthread_mutex_lock(&rcu_state.ofl_lock);
-	if (rcu_state.tree_grow_needed)
-		rcu_tree_reshape_locked();
+	if (rcu_state.tree_next)
+		rcu_tree_install_locked();
 	t = rcu_tree();
 	for (int i = 0; i < t->levels - 1; i++)
 		for (int j = 0; j < t->level_cnt[i]; j++)
@@ -1678,11 +1753,9 @@ static void rcu_init_once(void)
 	rcu_state.fenced = rcu_read_side_fenced();
 	/* One node to start with; rebuilt at a GP start when more threads
 	 * register than it covers. */
-	atomic_store_explicit(&rcu_state.tree, rcu_tree_build((int)TUN(fanout_leaf), (int)TUN(fanout),
-							      (int)TUN(fanout_leaf)),
+	atomic_store_explicit(&rcu_state.tree,
+			      rcu_tree_build_first((int)TUN(fanout), (int)TUN(fanout_leaf)),
 			      memory_order_release);
-	if (!rcu_tree())
-		trcu_die("cannot allocate the rcu_node tree");
 	trcu_thread_init();
 	atexit(rcu_exit);
 }
@@ -1762,5 +1835,7 @@ void trcu_shutdown(void)
 		rcu_state.retired = t->retired_next;
 		rcu_tree_free(t);
 	}
+	rcu_tree_free(rcu_state.tree_next);
+	rcu_state.tree_next = NULL;
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 }

@@ -129,6 +129,14 @@ static long computed_default(const struct tunable *t, enum trcu_profile p)
 	return kernel_fqs_jiffies();
 }
 
+/* A tunable's value in profile p (a fixed one: the fan-outs). */
+static long profile_value(const char *name, int p)
+{
+	const struct tunable *t = tun_find(name);
+
+	return p == TRCU_PROFILE_KERNEL ? t->kdef : t->def;
+}
+
 void trcu_tunables_apply_profile(enum trcu_profile p)
 {
 	for (size_t i = 0; i < NR_TUNABLES; i++) {
@@ -235,6 +243,36 @@ void trcu_tunables_init(void)
 	}
 }
 
+/*
+ * Prepare the tree for a fan-out change (installed at the next GP start)
+ * before the value takes effect, under ofl_lock so that registrations grow
+ * trees of the new shape: on ENOMEM the tunable and the tree stay as they
+ * were, and no GP start has to allocate.
+ */
+static int rcu_tree_reshape(long fanout, long fanout_leaf)
+{
+	int ret = rcu_tree_prepare_locked(rcu_state.slot_hwm, (int)fanout, (int)fanout_leaf);
+
+	if (ret)
+		trcu_warn("fanout=%ld fanout_leaf=%ld refused: cannot build the rcu_node tree "
+			  "for %d threads: %s", fanout, fanout_leaf, rcu_state.slot_hwm,
+			  strerror(errno));
+	return ret;
+}
+
+static int set_fanout(const struct tunable *t, long value)
+{
+	bool leaf = t->off == offsetof(struct trcu_tunables, fanout_leaf);
+	int ret;
+
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	ret = rcu_tree_reshape(leaf ? TUN(fanout) : value, leaf ? value : TUN(fanout_leaf));
+	if (!ret)
+		atomic_store_explicit(tun_field(t), value, memory_order_relaxed);
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
+	return ret;
+}
+
 int trcu_set_tunable(const char *name, long value)
 {
 	const struct tunable *t;
@@ -253,12 +291,9 @@ int trcu_set_tunable(const char *name, long value)
 		errno = EINVAL;
 		return -1;
 	}
+	if (t->reshape)
+		return set_fanout(t, value);
 	atomic_store_explicit(tun_field(t), value, memory_order_relaxed);
-	if (t->reshape) {
-		pthread_mutex_lock(&rcu_state.ofl_lock);
-		rcu_state.tree_grow_needed = true;  /* rebuilt at next GP start */
-		pthread_mutex_unlock(&rcu_state.ofl_lock);
-	}
 	return 0;
 }
 
@@ -288,9 +323,15 @@ int trcu_set_profile(const char *name)
 		errno = EINVAL;
 		return -1;
 	}
-	trcu_tunables_apply_profile((enum trcu_profile)p);
 	pthread_mutex_lock(&rcu_state.ofl_lock);
-	rcu_state.tree_grow_needed = true;
+	if (profile_value("fanout", p) != TUN(fanout) ||
+	    profile_value("fanout_leaf", p) != TUN(fanout_leaf)) {
+		if (rcu_tree_reshape(profile_value("fanout", p), profile_value("fanout_leaf", p))) {
+			pthread_mutex_unlock(&rcu_state.ofl_lock);
+			return -1;   /* errno ENOMEM, nothing changed */
+		}
+	}
+	trcu_tunables_apply_profile((enum trcu_profile)p);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 	return 0;
 }

@@ -670,8 +670,11 @@ out:
 	return ret;
 }
 
-/* Builds wq_state.topo (wq_state.mutex held). */
-static void topo_init_locked(void)
+/*
+ * Builds wq_state.topo (wq_state.mutex held): 0, or -ENOMEM with nothing
+ * built (the next call tries again; the callers report ENOMEM).
+ */
+static int topo_init_locked(void)
 {
 	struct wq_topo *t = &wq_state.topo;
 	const char *env = getenv("TREERCU_WQ_TOPOLOGY");
@@ -680,28 +683,27 @@ static void topo_init_locked(void)
 	int ret = -1;
 
 	if (wq_state.topo_set)
-		return;
+		return 0;
 	if (senv && trcu_parse_long("TREERCU_WQ_CACHE_SHARD_SIZE", senv, 1, WQ_MAX_CPUS, &shard))
 		shard = 8;
 	if (wq_state.topo_spec) {
 		ret = topo_parse(t, "trcu_wq_set_topology", wq_state.topo_spec, (int)shard);
 	} else if (env && *env && strcmp(env, "real")) {
 		ret = topo_parse(t, "TREERCU_WQ_TOPOLOGY", env, (int)shard);
-		if (ret)
+		if (ret == -EINVAL)
 			trcu_warn("TREERCU_WQ_TOPOLOGY ignored: using the machine's topology");
 	}
-	if (ret) {
+	if (ret == -EINVAL || ret == -1) {
 		topo_free(t);
-		if (topo_read_real(t)) {
-			/* Out of memory: one CPU, everything in one pod. */
-			topo_free(t);
-			topo_parse(t, "fallback", "cpus=1", 8);
-		}
+		ret = topo_read_real(t);
 		t->shard_size = (int)shard;
 	}
-	if (topo_build_pods(t))
-		trcu_die("workqueue: out of memory building the CPU topology");
+	if (ret || topo_build_pods(t)) {
+		topo_free(t);
+		return -ENOMEM;
+	}
 	wq_state.topo_set = true;
+	return 0;
 }
 
 /* ---- Tunables and initialisation ----------------------------------------------- */
@@ -816,18 +818,21 @@ static void wq_atexit(void)
 	trcu_wq_shutdown();
 }
 
-/* First use: tunables, topology, atexit (wq_state.mutex held). */
-static void wq_init_locked(void)
+/* First use: tunables, topology, atexit (wq_state.mutex held).  0, or
+ * -ENOMEM with the workqueue subsystem still uninitialised. */
+static int wq_init_locked(void)
 {
-	if (wq_state.inited)
-		return;
 	tunables_init_locked();
-	topo_init_locked();
+	if (topo_init_locked())   /* again after trcu_wq_set_topology() */
+		return -ENOMEM;
+	if (wq_state.inited)
+		return 0;
 	if (!wq_state.atexit_done) {
 		wq_state.atexit_done = true;
 		atexit(wq_atexit);
 	}
 	wq_state.inited = true;
+	return 0;
 }
 
 /* ---- Threads and worker structures ------------------------------------------------ */
@@ -1812,7 +1817,10 @@ static struct trcu_workqueue *alloc_wq_locked(const char *name, unsigned int fla
 	bool unbound = flags & TRCU_WQ_UNBOUND, highpri = flags & TRCU_WQ_HIGHPRI;
 	int err = ENOMEM;
 
-	wq_init_locked();
+	if (wq_init_locked()) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (start_manager_locked()) {
 		errno = EAGAIN;
 		return NULL;
@@ -2789,11 +2797,15 @@ static void *manager_thread(void *arg)
 
 /* ---- Topology, tunables, statistics: the small API -------------------------------------- */
 
-static void wq_topo_ready(void)
+/* The topology is built: 0, or -ENOMEM. */
+static int wq_topo_ready(void)
 {
+	int ret;
+
 	pthread_mutex_lock(&wq_state.mutex);
-	wq_init_locked();
+	ret = wq_init_locked();
 	pthread_mutex_unlock(&wq_state.mutex);
+	return ret;
 }
 
 int trcu_wq_set_topology(const char *spec)
@@ -2824,18 +2836,17 @@ int trcu_wq_set_topology(const char *spec)
 	if (wq_state.topo_set) {
 		topo_free(&wq_state.topo);
 		wq_state.topo_set = false;
-		if (wq_state.inited)
-			topo_init_locked();
 	}
 	pthread_mutex_unlock(&wq_state.mutex);
-	return 0;
+	return 0;   /* built at the next use (ENOMEM is reported there) */
 }
 
 int trcu_wq_topology_describe(char *buf, size_t len)
 {
 	int n;
 
-	wq_topo_ready();
+	if (wq_topo_ready())
+		return -ENOMEM;
 	pthread_mutex_lock(&wq_state.mutex);
 	n = snprintf(buf, len, "%s", wq_state.topo.desc);
 	pthread_mutex_unlock(&wq_state.mutex);
@@ -2844,13 +2855,15 @@ int trcu_wq_topology_describe(char *buf, size_t len)
 
 int trcu_wq_nr_cpus(void)
 {
-	wq_topo_ready();
+	if (wq_topo_ready())
+		return -ENOMEM;
 	return wq_state.topo.nr_cpus;
 }
 
 int trcu_wq_nr_pods(enum trcu_wq_affn scope)
 {
-	wq_topo_ready();
+	if (wq_topo_ready())
+		return -ENOMEM;
 	if (scope == TRCU_WQ_AFFN_DFL)
 		scope = atomic_load_explicit(&wq_state.default_scope, memory_order_relaxed);
 	if ((int)scope <= TRCU_WQ_AFFN_DFL || scope >= TRCU_WQ_AFFN_NR)
@@ -2860,7 +2873,8 @@ int trcu_wq_nr_pods(enum trcu_wq_affn scope)
 
 int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
 {
-	wq_topo_ready();
+	if (wq_topo_ready())
+		return -ENOMEM;
 	if (scope == TRCU_WQ_AFFN_DFL)
 		scope = atomic_load_explicit(&wq_state.default_scope, memory_order_relaxed);
 	if ((int)scope <= TRCU_WQ_AFFN_DFL || scope >= TRCU_WQ_AFFN_NR || cpu < 0 ||
@@ -2895,9 +2909,12 @@ int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu)
 
 int trcu_wq_set_thread_cpu(int cpu)
 {
-	if (cpu < -1 || cpu >= trcu_wq_nr_cpus()) {
-		trcu_warn("trcu_wq_set_thread_cpu: CPU %d out of range (-1, 0..%d)", cpu,
-			  trcu_wq_nr_cpus() - 1);
+	int n = trcu_wq_nr_cpus();
+
+	if (n < 0)
+		return n;   /* -ENOMEM */
+	if (cpu < -1 || cpu >= n) {
+		trcu_warn("trcu_wq_set_thread_cpu: CPU %d out of range (-1, 0..%d)", cpu, n - 1);
 		return -EINVAL;
 	}
 	thread_cpu_hint = cpu;

@@ -301,7 +301,10 @@ struct trcu_head {
 };
 
 /* Queue func(head) to run after a grace period.  May be lazy (tunable
- * "lazy"): the callback may wait up to lazy_flush_ms to save wake-ups. */
+ * "lazy"): the callback may wait up to lazy_flush_ms to save wake-ups.
+ * No error return: a thread's first call, which allocates its callback
+ * state, aborts with a message when it cannot (docs/design.md,
+ * "Allocation failure"). */
 void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *head));
 /* Same, never lazy: the grace period is requested at once. */
 void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *head));
@@ -326,12 +329,17 @@ unsigned long trcu_gp_seq(void);
  * Every tunable has an environment variable TREERCU_<NAME> (upper case),
  * read at init, and this runtime API.  Invalid values are refused with a
  * message naming the tunable and its accepted range.
- * Returns 0, or -1 with errno = EINVAL (bad name or out of range).
+ * Returns 0, or -1 with errno = EINVAL (bad name or out of range) or
+ * ENOMEM (fanout, fanout_leaf: the rcu_node tree of the new shape cannot be
+ * allocated); on error nothing changed.
  * See docs/tunables.md for the list.
  */
 int trcu_set_tunable(const char *name, long value);
 int trcu_get_tunable(const char *name, long *value);
-/* Selects a timing profile: "treercu" (default) or "kernel" (HZ=1000). */
+/* Selects a timing profile: "treercu" (default) or "kernel" (HZ=1000).
+ * Returns 0, or -1 with errno = EINVAL (unknown name) or ENOMEM (the
+ * profile's fan-outs need an rcu_node tree that cannot be allocated); on
+ * error nothing changed. */
 int trcu_set_profile(const char *name);
 
 /* Stall warnings: route them to the application's log.  NULL restores the

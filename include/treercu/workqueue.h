@@ -259,7 +259,8 @@ struct trcu_work *trcu_current_work(void);
  * The calling thread's CPU as the workqueue sees it (used by
  * trcu_queue_work()): @cpu in [0, trcu_wq_nr_cpus()), or -1 to go back to
  * sched_getcpu().  With a topology override the machine is virtual, so a
- * benchmark producer can say which virtual CPU it stands for.  0 or -EINVAL.
+ * benchmark producer can say which virtual CPU it stands for.  0, -EINVAL
+ * or -ENOMEM.
  */
 int trcu_wq_set_thread_cpu(int cpu);
 
@@ -277,8 +278,11 @@ int trcu_wq_set_thread_cpu(int cpu);
  * Consecutive CPUs are SMT siblings, LLCs and nodes are consecutive ranges.
  * "real" (or NULL) selects the machine's own topology.
  * trcu_wq_set_topology() returns 0, -EINVAL (message names the problem and
- * the accepted form) or -EBUSY (a workqueue exists; call it first, or after
- * trcu_wq_shutdown()).
+ * the accepted form), -EBUSY (a workqueue exists; call it first, or after
+ * trcu_wq_shutdown()) or -ENOMEM.  The topology is built at first use; the
+ * calls below that need it return -ENOMEM when it cannot be allocated
+ * (the first trcu_alloc_workqueue() returns NULL with errno ENOMEM), and the
+ * next call tries again.
  */
 int trcu_wq_set_topology(const char *spec);
 /* One line: "real: 2 cpus, smt 1, ..." or "override cpus=8,...". */

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Allocation failure: grace periods never allocate, and every call that
+ * documents ENOMEM returns it and leaves the library as it was.
+ *
+ * The test wraps the allocator (-Wl,--wrap=malloc, calloc, realloc,
+ * posix_memalign, aligned_alloc: every allocation of the library and of
+ * this file) and fails every call while a window is open, counting them.
+ * Each case runs in a child process (a fresh library; an abort is reported
+ * with the case's name):
+ *  - gp_never_allocates: 20 registered threads (the tree must grow), then,
+ *    with every allocation failing, synchronize_rcu() on each path,
+ *    synchronize_rcu_expedited() and a polled GP complete, and not one
+ *    allocation was attempted;
+ *  - register_enomem: a registration that needs a bigger rcu_node tree
+ *    fails with -1/ENOMEM and leaves the slot count as it was; grace
+ *    periods still work; the same registration succeeds once memory is back;
+ *  - tunable_enomem: trcu_set_tunable("fanout_leaf") and trcu_set_profile()
+ *    that need a new tree fail with -1/ENOMEM and keep the old values;
+ *  - wq_enomem: the process's first trcu_alloc_workqueue() returns NULL
+ *    with ENOMEM, the topology queries -ENOMEM; all work once memory is back.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <treercu/rcu.h>
+#include <treercu/workqueue.h>
+#include "check.h"
+
+/* ---- The allocation-failure injector ------------------------------------ */
+
+static _Atomic int fail_all;        /* window open: every allocation fails */
+static _Atomic long failed;         /* allocations refused in the window */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+int __real_posix_memalign(void **p, size_t a, size_t n);
+void *__real_aligned_alloc(size_t a, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t k, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+int __wrap_posix_memalign(void **p, size_t a, size_t n);
+void *__wrap_aligned_alloc(size_t a, size_t n);
+
+static int refuse(void)
+{
+	if (!atomic_load(&fail_all))
+		return 0;
+	atomic_fetch_add(&failed, 1);
+	errno = ENOMEM;
+	return 1;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return refuse() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t k, size_t n)
+{
+	return refuse() ? NULL : __real_calloc(k, n);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return refuse() ? NULL : __real_realloc(p, n);
+}
+
+int __wrap_posix_memalign(void **p, size_t a, size_t n)
+{
+	return refuse() ? ENOMEM : __real_posix_memalign(p, a, n);
+}
+
+void *__wrap_aligned_alloc(size_t a, size_t n)
+{
+	return refuse() ? NULL : __real_aligned_alloc(a, n);
+}
+
+static void window_open(void)
+{
+	atomic_store(&failed, 0);
+	atomic_store(&fail_all, 1);
+}
+
+/* Closes the window; returns how many allocations it refused. */
+static long window_close(void)
+{
+	atomic_store(&fail_all, 0);
+	return atomic_load(&failed);
+}
+
+/* ---- Registered threads that park until told to leave -------------------- */
+
+struct parked {
+	pthread_t tid;
+	_Atomic int state;     /* 0 start, 1 register now, 2 registered, 3 failed, 4 leave */
+	int err;
+};
+
+#define MAX_PARKED 64
+static struct parked parked[MAX_PARKED];
+static int nr_parked;
+
+static void *parked_fn(void *arg)
+{
+	struct parked *p = arg;
+
+	while (atomic_load(&p->state) == 0)
+		usleep(100);
+	if (rcu_register_thread()) {
+		p->err = errno;
+		atomic_store(&p->state, 3);
+		while (atomic_load(&p->state) == 3)
+			usleep(100);
+		if (rcu_register_thread()) {   /* told to try again */
+			p->err = errno;
+			atomic_store(&p->state, 3);
+			return NULL;
+		}
+	}
+	atomic_store(&p->state, 2);
+	while (atomic_load(&p->state) != 4)
+		usleep(1000);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static struct parked *park_thread(void)
+{
+	struct parked *p = &parked[nr_parked++];
+
+	CHECK(nr_parked <= MAX_PARKED);
+	CHECK(pthread_create(&p->tid, NULL, parked_fn, p) == 0);
+	return p;
+}
+
+/* Tell p to register and wait for the outcome: 0 or its errno. */
+static int park_register(struct parked *p)
+{
+	atomic_store(&p->state, 1);
+	CHECK_WITHIN_MS(atomic_load(&p->state) >= 2, 30000);
+	return atomic_load(&p->state) == 2 ? 0 : p->err;
+}
+
+static void park_retry(struct parked *p)
+{
+	atomic_store(&p->state, 1);
+	CHECK_WITHIN_MS(atomic_load(&p->state) == 2, 30000);
+}
+
+static void park_register_n(int n)
+{
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(park_register(park_thread()), 0);
+}
+
+static void park_release_all(void)
+{
+	for (int i = 0; i < nr_parked; i++) {
+		atomic_store(&parked[i].state, 4);
+		CHECK(pthread_join(parked[i].tid, NULL) == 0);
+	}
+	nr_parked = 0;
+}
+
+static struct trcu_stats stats(void)
+{
+	struct trcu_stats st;
+
+	trcu_get_stats(&st);
+	return st;
+}
+
+/* ---- Cases ------------------------------------------------------------------ */
+
+static void gp_never_allocates(void)
+{
+	unsigned long cookie;
+	long n;
+
+	CHECK_EQ(rcu_register_thread(), 0);
+	/* The wakeme path's first use sets up this thread's callback state
+	 * (call_rcu()); that is allocation by call_rcu(), not by GPs. */
+	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 0), 0);
+	synchronize_rcu();
+	/* 21 slots and more: more than the first tree's 16, registered
+	 * after the last GP, so that the next GP needs the bigger tree. */
+	park_register_n(20);
+	window_open();
+	for (long path = 0; path <= 2; path++) {
+		CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", path), 0);
+		synchronize_rcu();
+		synchronize_rcu();
+	}
+	synchronize_rcu_expedited();
+	cookie = start_poll_synchronize_rcu();
+	CHECK_WITHIN_MS(poll_state_synchronize_rcu(cookie), 30000);
+	n = window_close();
+	printf("  %lu GPs with every allocation failing: %ld allocations attempted, "
+	       "tree %d levels for %d slots\n", stats().gp_completed, n, stats().tree_levels,
+	       stats().nr_slots);
+	CHECK_EQ(n, 0);
+	CHECK_EQ(stats().tree_levels, 2);
+	park_release_all();
+}
+
+static void register_enomem(void)
+{
+	struct parked *p;
+	int slots, levels, err;
+	long n;
+
+	CHECK_EQ(rcu_register_thread(), 0);
+	park_register_n(31);   /* 32 slots: the tree covers exactly these */
+	synchronize_rcu();
+	slots = stats().nr_slots;
+	levels = stats().tree_levels;
+	p = park_thread();
+	window_open();
+	err = park_register(p);
+	synchronize_rcu();
+	synchronize_rcu_expedited();
+	n = window_close();
+	printf("  the 33rd registration with every allocation failing: %s, %ld refused; "
+	       "slots %d -> %d\n", err ? strerror(err) : "success", n, slots, stats().nr_slots);
+	CHECK_EQ(err, ENOMEM);
+	CHECK_EQ(stats().nr_slots, slots);
+	CHECK_EQ(stats().tree_levels, levels);
+	park_retry(p);
+	synchronize_rcu();
+	CHECK_EQ(stats().nr_slots, slots + 1);
+	park_release_all();
+}
+
+static void tunable_enomem(void)
+{
+	long v = 0;
+	int rc;
+
+	CHECK_EQ(rcu_register_thread(), 0);
+	park_register_n(7);
+	synchronize_rcu();
+	CHECK_EQ(stats().tree_levels, 1);
+	window_open();
+	errno = 0;
+	rc = trcu_set_tunable("fanout_leaf", 4);
+	printf("  trcu_set_tunable(\"fanout_leaf\", 4) with every allocation failing: %d (%s)\n",
+	       rc, strerror(errno));
+	CHECK_EQ(rc, -1);
+	CHECK_EQ(errno, ENOMEM);
+	synchronize_rcu();
+	window_close();
+	CHECK_EQ(trcu_get_tunable("fanout_leaf", &v), 0);
+	CHECK_EQ(v, 16);
+	CHECK_EQ(stats().tree_levels, 1);
+	/* With memory, the change takes effect at the next GP. */
+	CHECK_EQ(trcu_set_tunable("fanout_leaf", 4), 0);
+	synchronize_rcu();
+	CHECK_EQ(stats().tree_levels, 2);
+	/* A profile whose fan-outs need another tree. */
+	window_open();
+	errno = 0;
+	rc = trcu_set_profile("kernel");
+	synchronize_rcu();
+	window_close();
+	printf("  trcu_set_profile(\"kernel\") with every allocation failing: %d (%s)\n", rc,
+	       strerror(errno));
+	CHECK_EQ(rc, -1);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(trcu_get_tunable("fanout_leaf", &v), 0);
+	CHECK_EQ(v, 4);
+	CHECK_EQ(trcu_get_tunable("drive_from_caller", &v), 0);
+	CHECK_EQ(v, 1);   /* the treercu profile's, untouched */
+	CHECK_EQ(trcu_set_profile("kernel"), 0);
+	synchronize_rcu();
+	CHECK_EQ(stats().tree_levels, 1);
+	park_release_all();
+}
+
+static void wq_enomem(void)
+{
+	struct trcu_workqueue *wq;
+	int err, ncpu;
+
+	window_open();
+	errno = 0;
+	wq = trcu_alloc_workqueue("alloc_test", 0, 0);
+	err = errno;
+	ncpu = trcu_wq_nr_cpus();
+	window_close();
+	printf("  first trcu_alloc_workqueue() with every allocation failing: %p (%s); "
+	       "trcu_wq_nr_cpus() %d\n", (void *)wq, strerror(err), ncpu);
+	CHECK(wq == NULL);
+	CHECK_EQ(err, ENOMEM);
+	CHECK_EQ(ncpu, -ENOMEM);
+	wq = trcu_alloc_workqueue("alloc_test", 0, 0);
+	CHECK(wq != NULL);
+	CHECK(trcu_wq_nr_cpus() > 0);
+	CHECK_EQ(trcu_destroy_workqueue(wq), 0);
+}
+
+static int run_case(const char *name, void (*fn)(void))
+{
+	pid_t pid;
+	int st;
+
+	printf("%s:\n", name);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		alarm(60);   /* a hang fails the case (SIGALRM) */
+		fn();
+		fflush(stdout);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		printf("  ok\n");
+		return 0;
+	}
+	if (WIFSIGNALED(st))
+		printf("  FAILED: killed by signal %d (%s)\n", WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		printf("  FAILED: exit status %d\n", WEXITSTATUS(st));
+	return 1;
+}
+
+int main(void)
+{
+	int bad = 0;
+
+	bad += run_case("gp_never_allocates", gp_never_allocates);
+	bad += run_case("register_enomem", register_enomem);
+	bad += run_case("tunable_enomem", tunable_enomem);
+	bad += run_case("wq_enomem", wq_enomem);
+	if (bad) {
+		fprintf(stderr, "test_alloc_failure: %d case(s) failed\n", bad);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
