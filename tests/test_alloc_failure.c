@@ -18,10 +18,16 @@
  *  - tunable_enomem: trcu_set_tunable("fanout_leaf") and trcu_set_profile()
  *    that need a new tree fail with -1/ENOMEM and keep the old values;
  *  - wq_enomem: the process's first trcu_alloc_workqueue() returns NULL
- *    with ENOMEM, the topology queries -ENOMEM; all work once memory is back.
+ *    with ENOMEM, the topology queries -ENOMEM; all work once memory is back;
+ *  - nth_allocation_fails: a scenario of registrations, workqueues (per-CPU
+ *    and unbound, immediate and delayed work, flush, destroy), a fan-out
+ *    change and grace periods of each kind, run once per allocation it
+ *    makes with that one allocation failing: every call returns success or
+ *    a documented error, and nothing aborts or hangs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -51,8 +57,17 @@ void *__wrap_realloc(void *p, size_t n);
 int __wrap_posix_memalign(void **p, size_t a, size_t n);
 void *__wrap_aligned_alloc(size_t a, size_t n);
 
+static _Atomic long fail_nth;       /* > 0: the fail_nth-th allocation from now fails */
+static _Atomic long nr_allocs;      /* allocations seen since fail_nth was set */
+
 static int refuse(void)
 {
+	long nth = atomic_load(&fail_nth);
+
+	if (nth > 0 && atomic_fetch_add(&nr_allocs, 1) + 1 == nth) {
+		errno = ENOMEM;
+		return 1;
+	}
 	if (!atomic_load(&fail_all))
 		return 0;
 	atomic_fetch_add(&failed, 1);
@@ -308,12 +323,99 @@ static void wq_enomem(void)
 	CHECK_EQ(trcu_destroy_workqueue(wq), 0);
 }
 
+/*
+ * Every documented call in a row, each accepting only its documented
+ * errors: run once counting allocations, then once per allocation with
+ * that one failing (nth_allocation_fails).
+ */
+static _Atomic int work_runs;
+
+static void work_fn(struct trcu_work *w)
+{
+	(void)w;
+	atomic_fetch_add(&work_runs, 1);
+}
+
+static void scenario_wq(unsigned int flags)
+{
+	struct trcu_workqueue *wq;
+	struct trcu_work w;
+	struct trcu_delayed_work dw;
+
+	errno = 0;
+	wq = trcu_alloc_workqueue("nth", flags, 0);
+	if (!wq) {
+		CHECK(errno == ENOMEM || errno == EAGAIN);
+		return;
+	}
+	TRCU_INIT_WORK(&w, work_fn);
+	TRCU_INIT_DELAYED_WORK(&dw, work_fn);
+	atomic_store(&work_runs, 0);
+	CHECK(trcu_queue_work(wq, &w));
+	CHECK(trcu_queue_delayed_work(wq, &dw, 1000));
+	trcu_flush_delayed_work(&dw);   /* false if it already ran */
+	CHECK_EQ(trcu_flush_workqueue(wq), 0);
+	CHECK_EQ(atomic_load(&work_runs), 2);
+	CHECK_EQ(trcu_destroy_workqueue(wq), 0);
+}
+
+static void scenario(void)
+{
+	struct parked *p;
+	int rc, registered = 0;
+	unsigned long cookie;
+
+	rc = rcu_register_thread();
+	CHECK(rc == 0 || errno == ENOMEM);
+	scenario_wq(0);
+	scenario_wq(TRCU_WQ_UNBOUND);
+	rc = trcu_set_tunable("fanout_leaf", 8);
+	CHECK(rc == 0 || errno == ENOMEM);
+	for (int i = 0; i < 20; i++) {
+		p = park_thread();
+		rc = park_register(p);
+		CHECK(rc == 0 || rc == ENOMEM);
+		if (rc)
+			park_retry(p);   /* only one allocation fails */
+		registered++;
+	}
+	synchronize_rcu();
+	synchronize_rcu_expedited();
+	cookie = start_poll_synchronize_rcu();
+	CHECK_WITHIN_MS(poll_state_synchronize_rcu(cookie), 30000);
+	CHECK_EQ(stats().nr_slots >= registered, 1);
+	park_release_all();
+	trcu_wq_shutdown();
+}
+
+static long scenario_allocs;
+
+static void count_scenario(void)
+{
+	atomic_store(&fail_nth, LONG_MAX);
+	scenario();
+	printf("  the scenario makes %ld allocations\n", atomic_load(&nr_allocs));
+	fflush(stdout);
+	_exit(atomic_load(&nr_allocs) > 250 ? 250 : (int)atomic_load(&nr_allocs));
+}
+
+static int run_case_quiet(const char *name, void (*fn)(void));
+
 static int run_case(const char *name, void (*fn)(void))
+{
+	printf("%s:\n", name);
+	if (run_case_quiet(name, fn))
+		return 1;
+	printf("  ok\n");
+	return 0;
+}
+
+/* Runs fn in a child; prints only a failure.  1 if it failed. */
+static int run_case_quiet(const char *name, void (*fn)(void))
 {
 	pid_t pid;
 	int st;
 
-	printf("%s:\n", name);
 	fflush(stdout);
 	pid = fork();
 	CHECK(pid >= 0);
@@ -324,15 +426,51 @@ static int run_case(const char *name, void (*fn)(void))
 		_exit(0);
 	}
 	CHECK(waitpid(pid, &st, 0) == pid);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-		printf("  ok\n");
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
-	}
 	if (WIFSIGNALED(st))
-		printf("  FAILED: killed by signal %d (%s)\n", WTERMSIG(st), strsignal(WTERMSIG(st)));
+		printf("%s: FAILED: killed by signal %d (%s)\n", name, WTERMSIG(st),
+		       strsignal(WTERMSIG(st)));
 	else
-		printf("  FAILED: exit status %d\n", WEXITSTATUS(st));
+		printf("%s: FAILED: exit status %d\n", name, WEXITSTATUS(st));
 	return 1;
+}
+
+static long nth;
+
+static void fail_nth_scenario(void)
+{
+	atomic_store(&fail_nth, nth);
+	scenario();
+}
+
+/* The scenario with its 1st, 2nd, ... allocation failing: each run exits 0. */
+static int nth_allocation_fails(void)
+{
+	int st, bad = 0;
+	pid_t pid;
+
+	printf("nth_allocation_fails:\n");
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		alarm(60);
+		count_scenario();
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	scenario_allocs = WEXITSTATUS(st);
+	CHECK(scenario_allocs > 0 && scenario_allocs < 250);
+	for (nth = 1; nth <= scenario_allocs; nth++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "  allocation %ld of %ld fails", nth, scenario_allocs);
+		if (run_case_quiet(name, fail_nth_scenario))
+			bad++;
+	}
+	printf("  %ld runs, %d failed\n", scenario_allocs, bad);
+	return bad ? 1 : 0;
 }
 
 int main(void)
@@ -343,6 +481,7 @@ int main(void)
 	bad += run_case("register_enomem", register_enomem);
 	bad += run_case("tunable_enomem", tunable_enomem);
 	bad += run_case("wq_enomem", wq_enomem);
+	bad += nth_allocation_fails();
 	if (bad) {
 		fprintf(stderr, "test_alloc_failure: %d case(s) failed\n", bad);
 		return 1;
