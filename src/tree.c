@@ -188,7 +188,7 @@ static struct rcu_node *rcu_get_root(struct rcu_tree *t)
 
 static struct rcu_tree *rcu_tree(void)
 {
-	/* Acquire pairs with the release in rcu_tree_reshape_locked(). */
+	/* Acquire pairs with the release in rcu_tree_install_locked(). */
 	return atomic_load_explicit(&rcu_state.tree, memory_order_acquire);
 }
 
@@ -1751,8 +1751,8 @@ static void rcu_init_once(void)
 	atomic_store_explicit(&rcu_state.exp_seq, RCU_SEQ_INIT, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.sr_init_seq, RCU_SEQ_INIT, memory_order_relaxed);
 	rcu_state.fenced = rcu_read_side_fenced();
-	/* One node to start with; rebuilt at a GP start when more threads
-	 * register than it covers. */
+	/* One static node to start with; a registration that needs more
+	 * builds the next tree, which a GP start installs. */
 	atomic_store_explicit(&rcu_state.tree,
 			      rcu_tree_build_first((int)TUN(fanout), (int)TUN(fanout_leaf)),
 			      memory_order_release);
