@@ -182,6 +182,7 @@ struct trcu_tunables {
 	_Atomic long sr_wake_max;
 	_Atomic long sr_drive_max;
 	_Atomic long exit_wait_ms;
+	_Atomic long cb_pushback_ms;
 	_Atomic long profile;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each
@@ -335,6 +336,7 @@ void rcu_nocb_stats(struct trcu_stats *st);
 bool rcu_nocb_self(void);                        /* the caller is an offload thread */
 bool rcu_nocb_exit_drain(long stuck_ns);         /* bounded: process exit */
 void rcu_nocb_exit_report(const char *why);      /* what exit leaves behind */
+void rcu_nocb_stall_info(long *pending, long *gave_up);
 
 /* stall.c */
 void rcu_check_stall(void);

@@ -41,6 +41,10 @@ struct rcu_data {
 	_Atomic bool lazy_queued;   /* owner queued lazy callbacks */
 	_Atomic uint32_t pushback_futex;
 	_Atomic int pushback_waiting;
+	/* gp_seq at which the owner's push-back last gave up (no grace
+	 * period ended for cb_pushback_ms): none again until it moves.
+	 * Owner only. */
+	unsigned long pushback_gave_up_gp;
 
 	/* Offload thread only. */
 	_Atomic long n_invoked __attribute__((aligned(64)));
@@ -89,6 +93,7 @@ static struct {
 	_Atomic uint32_t barrier_futex;
 
 	_Atomic long n_pushback;
+	_Atomic long n_pushback_gave_up;  /* push-backs cut short by a stall */
 	_Atomic long n_defer;       /* nocb_defer_to_woken() sleeps */
 	/* Totals of rcu_data already freed, so statistics stay monotonic. */
 	_Atomic long n_queued_dead, n_invoked_dead;
@@ -589,14 +594,23 @@ static struct rcu_data *rdp_get(void)
 /*
  * Flood push-back: a thread with more than cb_max_pending callbacks not yet
  * run waits (outside read-side sections only: inside one, waiting for a
- * grace period would wait for itself) until it is back under qhimark.
+ * grace period would wait for itself) until it is back under qhimark, but
+ * only while grace periods end or its callbacks run: after cb_pushback_ms
+ * with neither (a reader stalled in a section), it returns, and the thread
+ * queues without push-back until the next grace period ends.  Memory then
+ * grows for as long as the stall lasts; the stall warning counts the
+ * callbacks waiting (rcu_nocb_stall_info()).  The kernel's and liburcu's
+ * call_rcu() never wait at all.
  */
 static void nocb_pushback(struct rcu_data *rdp)
 {
 	struct rcu_thread *r = rcu_thread_self();
+	unsigned long gp = rcu_gp_seq_current();
+	long inv = atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+	long since = trcu_now_ns(), limit = TUN(cb_pushback_ms) * 1000000L;
 	int was;
 
-	if (rcu_section_depth())
+	if (rcu_section_depth() || gp == rdp->pushback_gave_up_gp)
 		return;
 	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
 	was = rcu_thread_registered(r) ? trcu_enter_gp_wait(r) : 0;
@@ -604,12 +618,25 @@ static void nocb_pushback(struct rcu_data *rdp)
 	rcu_cb_waiter_enter();
 	while (rdp_pending(rdp) > TUN(qhimark)) {
 		uint32_t v = atomic_load_explicit(&rdp->pushback_futex, memory_order_seq_cst);
+		unsigned long gp_now = rcu_gp_seq_current();
+		long inv_now = atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+		long now = trcu_now_ns();
 
+		if (gp_now != gp || inv_now != inv) {
+			gp = gp_now;
+			inv = inv_now;
+			since = now;
+		} else if (now - since >= limit) {
+			/* Owner only: read by the owner's next call_rcu(). */
+			rdp->pushback_gave_up_gp = gp;
+			atomic_fetch_add_explicit(&nocb.n_pushback_gave_up, 1, memory_order_relaxed);
+			break;
+		}
 		/* seq_cst: pairs with nocb_do_batch()'s waiting check. */
 		atomic_store_explicit(&rdp->pushback_waiting, 1, memory_order_seq_cst);
 		if (rdp_pending(rdp) <= TUN(qhimark))
 			break;
-		trcu_futex_wait(&rdp->pushback_futex, v, 10 * 1000000L);
+		trcu_futex_wait(&rdp->pushback_futex, v, limit - (now - since));
 	}
 	rcu_cb_waiter_exit();
 	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
@@ -1066,4 +1093,15 @@ void rcu_nocb_exit_report(const char *why)
 	else if (st.cbs_pending > 0)
 		trcu_warn("exit: %ld callback%s not run: %s", st.cbs_pending,
 			  st.cbs_pending == 1 ? "" : "s", why);
+}
+
+/* For the stall warning: callbacks queued and not yet run, and how many
+ * push-backs gave up because no grace period ended. */
+void rcu_nocb_stall_info(long *pending, long *gave_up)
+{
+	struct trcu_stats st = { 0 };
+
+	rcu_nocb_stats(&st);
+	*pending = st.cbs_pending;
+	*gave_up = atomic_load_explicit(&nocb.n_pushback_gave_up, memory_order_relaxed);
 }

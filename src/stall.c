@@ -82,6 +82,23 @@ static void stall_emit(const char *msg)
 	pthread_mutex_unlock(&rcu_state.stall_lock);
 }
 
+/* Callbacks wait behind the stall: memory grows while it lasts, and
+ * call_rcu()'s flood push-back gives up (cb_pushback_ms). */
+static void stall_emit_callbacks(long gp)
+{
+	long pending, gave_up;
+	char msg[256];
+
+	rcu_nocb_stall_info(&pending, &gave_up);
+	if (pending <= 0)
+		return;
+	snprintf(msg, sizeof(msg),
+		 "treercu: INFO: %ld callbacks pending behind grace period %ld; call_rcu() "
+		 "push-back gave up %ld times (memory grows until the grace period ends)\n",
+		 pending, gp, gave_up);
+	stall_emit(msg);
+}
+
 /* Called by the GP driver in its FQS loop. */
 void rcu_check_stall(void)
 {
@@ -116,6 +133,7 @@ void rcu_check_stall(void)
 			 sa.total - sa.n, gp);
 		stall_emit(msg);
 	}
+	stall_emit_callbacks(gp);
 }
 
 void trcu_set_stall_handler(trcu_stall_fn fn, void *arg)
