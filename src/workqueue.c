@@ -312,6 +312,7 @@ struct wq_state {
 	pthread_mutex_t timer_lock;
 	struct trcu_delayed_work **heap;
 	int heap_n, heap_cap;
+	int heap_reserved;               /* slots promised to callers (heap_reserve()) */
 
 	/* Worker structures: every one ever made, and the recycled ones. */
 	pthread_mutex_t free_lock;
@@ -2271,23 +2272,54 @@ static void heap_down(int i)
 	}
 }
 
-static int heap_insert(struct trcu_delayed_work *dw)
+/*
+ * Make room for one more armed timer before the caller takes PENDING, so
+ * that arming it cannot fail: out of memory, the call returns false with
+ * errno ENOMEM and the item is untouched.  heap_cap >= heap_n +
+ * heap_reserved always (under timer_lock).
+ */
+static int heap_reserve(void)
 {
-	if (wq_state.heap_n == wq_state.heap_cap) {
-		int cap = wq_state.heap_cap ? wq_state.heap_cap * 2 : 64;
-		struct trcu_delayed_work **h = realloc(wq_state.heap, (size_t)cap * sizeof(*h));
+	int need, ret = 0;
 
-		if (!h)
-			return -ENOMEM;
-		wq_state.heap = h;
-		wq_state.heap_cap = cap;
+	pthread_mutex_lock(&wq_state.timer_lock);
+	need = wq_state.heap_n + wq_state.heap_reserved + 1;
+	if (need > wq_state.heap_cap) {
+		int cap = wq_state.heap_cap ? wq_state.heap_cap * 2 : 64;
+		struct trcu_delayed_work **h;
+
+		if (cap < need)
+			cap = need;
+		h = realloc(wq_state.heap, (size_t)cap * sizeof(*h));
+		if (h) {
+			wq_state.heap = h;
+			wq_state.heap_cap = cap;
+		} else {
+			ret = -ENOMEM;
+		}
 	}
+	if (!ret)
+		wq_state.heap_reserved++;
+	pthread_mutex_unlock(&wq_state.timer_lock);
+	return ret;
+}
+
+static void heap_unreserve(void)
+{
+	pthread_mutex_lock(&wq_state.timer_lock);
+	wq_state.heap_reserved--;
+	pthread_mutex_unlock(&wq_state.timer_lock);
+}
+
+/* Arm dw in a slot reserved by heap_reserve() (timer_lock held). */
+static void heap_insert(struct trcu_delayed_work *dw)
+{
+	wq_state.heap_reserved--;
 	dw->priv.timer_idx = wq_state.heap_n;
 	wq_state.heap[wq_state.heap_n++] = dw;
 	heap_up(dw->priv.timer_idx);
 	/* Relaxed RMW: TIMER changes only under timer_lock. */
 	atomic_fetch_or_explicit(&dw->work.priv.data, WORK_TIMER, memory_order_relaxed);
-	return 0;
 }
 
 static void heap_remove(struct trcu_delayed_work *dw)
@@ -2303,23 +2335,22 @@ static void heap_remove(struct trcu_delayed_work *dw)
 	atomic_fetch_and_explicit(&dw->work.priv.data, ~WORK_TIMER, memory_order_relaxed);
 }
 
-/* Arm @dw (we own PENDING).  Returns true (queued or armed) or false. */
+/* Arm @dw (we own PENDING and a heap_reserve() slot, which this uses or
+ * gives back).  Returns true (queued or armed) or false. */
 static bool __queue_delayed_work(int cpu, struct trcu_workqueue *wq, struct trcu_delayed_work *dw,
 				 uint64_t delay_us)
 {
 	bool earliest;
 
-	if (!delay_us)
+	if (!delay_us) {
+		heap_unreserve();
 		return __queue_work(cpu, wq, &dw->work);
+	}
 	pthread_mutex_lock(&wq_state.timer_lock);
 	dw->priv.wq = wq;
 	dw->priv.cpu = cpu;
 	dw->priv.expires_ns = now_ns() + delay_us * 1000;
-	if (heap_insert(dw)) {
-		pthread_mutex_unlock(&wq_state.timer_lock);
-		trcu_warn("trcu_queue_delayed_work: out of memory for the timer: queued now");
-		return __queue_work(cpu, wq, &dw->work);
-	}
+	heap_insert(dw);
 	earliest = wq_state.heap[0] == dw;
 	pthread_mutex_unlock(&wq_state.timer_lock);
 	atomic_fetch_add_explicit(&wq_state.n_queued_timer, 1, memory_order_relaxed);
@@ -2392,8 +2423,15 @@ bool trcu_queue_delayed_work_on(int cpu, struct trcu_workqueue *wq,
 	if (!check_queue_args("trcu_queue_delayed_work", cpu, wq, dw ? &dw->work : NULL) ||
 	    !check_delay("trcu_queue_delayed_work", delay_us))
 		return false;
-	if (!test_and_set_pending(&dw->work))
+	if (heap_reserve()) {
+		trcu_warn("trcu_queue_delayed_work: out of memory for the timer (refused)");
+		errno = ENOMEM;
 		return false;
+	}
+	if (!test_and_set_pending(&dw->work)) {
+		heap_unreserve();
+		return false;
+	}
 	return __queue_delayed_work(cpu, wq, dw, delay_us);
 }
 
@@ -2544,12 +2582,19 @@ bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq, struct trcu_de
 	if (!check_queue_args("trcu_mod_delayed_work", cpu, wq, dw ? &dw->work : NULL) ||
 	    !check_delay("trcu_mod_delayed_work", delay_us))
 		return false;
+	if (heap_reserve()) {
+		trcu_warn("trcu_mod_delayed_work: out of memory for the timer (refused)");
+		errno = ENOMEM;
+		return false;
+	}
 	for (;;) {
 		ret = try_to_grab_pending(&dw->work);
 		if (ret >= 0)
 			break;
-		if (ret == -ENOENT)
+		if (ret == -ENOENT) {
+			heap_unreserve();
 			return false;   /* being cancelled: leave it cancelled */
+		}
 		sched_yield();
 	}
 	if (!__queue_delayed_work(cpu, wq, dw, delay_us))

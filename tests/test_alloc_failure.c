@@ -18,7 +18,9 @@
  *  - tunable_enomem: trcu_set_tunable("fanout_leaf") and trcu_set_profile()
  *    that need a new tree fail with -1/ENOMEM and keep the old values;
  *  - wq_enomem: the process's first trcu_alloc_workqueue() returns NULL
- *    with ENOMEM, the topology queries -ENOMEM; all work once memory is back;
+ *    with ENOMEM, the topology queries -ENOMEM, the first delayed item
+ *    (which needs the timer heap) is refused with ENOMEM rather than run at
+ *    once; all work once memory is back;
  *  - nth_allocation_fails: a scenario of registrations, workqueues (per-CPU
  *    and unbound, immediate and delayed work, flush, destroy), a fan-out
  *    change and grace periods of each kind, run once per allocation it
@@ -301,10 +303,15 @@ static void tunable_enomem(void)
 	park_release_all();
 }
 
+static void work_fn(struct trcu_work *w);
+static _Atomic int work_runs;
+
 static void wq_enomem(void)
 {
 	struct trcu_workqueue *wq;
+	struct trcu_delayed_work dw;
 	int err, ncpu;
+	bool armed;
 
 	window_open();
 	errno = 0;
@@ -320,6 +327,24 @@ static void wq_enomem(void)
 	wq = trcu_alloc_workqueue("alloc_test", 0, 0);
 	CHECK(wq != NULL);
 	CHECK(trcu_wq_nr_cpus() > 0);
+	/* The first delayed item needs the timer heap: refused, not run early. */
+	TRCU_INIT_DELAYED_WORK(&dw, work_fn);
+	atomic_store(&work_runs, 0);
+	window_open();
+	errno = 0;
+	armed = trcu_queue_delayed_work(wq, &dw, 1000000);
+	err = errno;
+	window_close();
+	CHECK_EQ(trcu_flush_workqueue(wq), 0);
+	printf("  first trcu_queue_delayed_work() with every allocation failing: %s (%s), "
+	       "item ran %d times\n", armed ? "true" : "false", strerror(err),
+	       atomic_load(&work_runs));
+	CHECK(!armed);
+	CHECK_EQ(err, ENOMEM);
+	CHECK_EQ(atomic_load(&work_runs), 0);
+	CHECK(trcu_queue_delayed_work(wq, &dw, 1000));
+	trcu_flush_delayed_work(&dw);
+	CHECK_EQ(atomic_load(&work_runs), 1);
 	CHECK_EQ(trcu_destroy_workqueue(wq), 0);
 }
 
@@ -341,6 +366,7 @@ static void scenario_wq(unsigned int flags)
 	struct trcu_workqueue *wq;
 	struct trcu_work w;
 	struct trcu_delayed_work dw;
+	bool armed;
 
 	errno = 0;
 	wq = trcu_alloc_workqueue("nth", flags, 0);
@@ -352,10 +378,12 @@ static void scenario_wq(unsigned int flags)
 	TRCU_INIT_DELAYED_WORK(&dw, work_fn);
 	atomic_store(&work_runs, 0);
 	CHECK(trcu_queue_work(wq, &w));
-	CHECK(trcu_queue_delayed_work(wq, &dw, 1000));
+	errno = 0;
+	armed = trcu_queue_delayed_work(wq, &dw, 1000);
+	CHECK(armed || errno == ENOMEM);
 	trcu_flush_delayed_work(&dw);   /* false if it already ran */
 	CHECK_EQ(trcu_flush_workqueue(wq), 0);
-	CHECK_EQ(atomic_load(&work_runs), 2);
+	CHECK_EQ(atomic_load(&work_runs), armed ? 2 : 1);
 	CHECK_EQ(trcu_destroy_workqueue(wq), 0);
 }
 

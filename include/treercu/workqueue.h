@@ -203,7 +203,9 @@ static inline bool trcu_schedule_work(struct trcu_work *work)
 	return trcu_queue_work(trcu_system_wq(), work);
 }
 
-/* Queue after @delay_us microseconds (0: now).  False if already pending. */
+/* Queue after @delay_us microseconds (0: now).  False if already pending,
+ * or on error (errno as trcu_queue_work(), or ENOMEM: no memory for the
+ * timer; the item is left as it was). */
 bool trcu_queue_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *dwork,
 			     uint64_t delay_us);
 bool trcu_queue_delayed_work_on(int cpu, struct trcu_workqueue *wq,
