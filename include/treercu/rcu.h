@@ -224,8 +224,10 @@ static inline bool trcu_read_lock_held(void)
 
 /* Register the calling thread (a "CPU coming online": counted from the next
  * grace period on).  Idempotent.  A thread that enters a read-side section
- * unregistered is registered automatically; one that exits is unregistered
- * automatically.  Returns 0, or -1 with errno set (ENOMEM). */
+ * unregistered is registered automatically (out of memory, that aborts with
+ * a message: register explicitly to get ENOMEM instead); one that exits is
+ * unregistered automatically.  Returns 0, or -1 with errno ENOMEM (the slot
+ * table or the rcu_node tree it needs cannot grow) and nothing changed. */
 int trcu_register_thread(void);
 /* Unregister; aborts with a message if called inside a read-side section. */
 void trcu_unregister_thread(void);
