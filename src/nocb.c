@@ -22,6 +22,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+#ifdef TREERCU_DEBUG_OBJECTS
+#include <dlfcn.h>
+#endif
 
 #include "internal.h"
 #include "trace.h"
@@ -104,6 +107,100 @@ static struct {
 
 static __thread struct rcu_data *nocb_rdp;
 static __thread bool nocb_self;   /* this thread is an offload thread */
+
+/* ---- Debug objects: an rcu_head queued twice ------------------------------ */
+
+#ifdef TREERCU_DEBUG_OBJECTS
+/*
+ * The kernel's debug-objects idea for rcu_head (debug_rcu_head_queue()):
+ * every head between call_rcu() and its invocation is in a hash set, and
+ * call_rcu() on a head already there aborts, naming the head and both
+ * callbacks.  A head queued twice is relinked by the second push: the
+ * first copy is lost and the list behind it cut off or turned into a cycle,
+ * losing other threads' callbacks.  Build option TREERCU_DEBUG_OBJECTS; it
+ * serialises call_rcu() and invocation on one lock (docs/decisions.md).
+ */
+#define DEBUG_OBJ_BUCKETS 4096
+
+struct debug_obj {
+	struct trcu_head *head;
+	void (*func)(struct trcu_head *);
+	struct debug_obj *next;
+};
+
+static pthread_mutex_t debug_obj_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct debug_obj *debug_obj_table[DEBUG_OBJ_BUCKETS];
+
+static struct debug_obj **debug_obj_bucket(struct trcu_head *head)
+{
+	uintptr_t h = (uintptr_t)head;
+
+	return &debug_obj_table[((h >> 4) ^ (h >> 16)) % DEBUG_OBJ_BUCKETS];
+}
+
+static const char *debug_obj_fn_name(void (*func)(struct trcu_head *))
+{
+	Dl_info info;
+
+	/* Only an exact match: dladdr() otherwise names the nearest exported
+	 * symbol, which may be another function. */
+	if (dladdr((void *)(uintptr_t)func, &info) && info.dli_sname &&
+	    info.dli_saddr == (void *)(uintptr_t)func)
+		return info.dli_sname;
+	return "?";
+}
+
+static void debug_rcu_head_queue(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	struct debug_obj **b = debug_obj_bucket(head), *o;
+
+	pthread_mutex_lock(&debug_obj_lock);
+	for (o = *b; o; o = o->next) {
+		if (o->head == head)
+			trcu_die("call_rcu(): rcu_head %p queued again before its callback ran "
+				 "(callback %p %s; queued first with %p %s): a head may be queued "
+				 "once until its callback starts", (void *)head,
+				 (void *)(uintptr_t)func, debug_obj_fn_name(func),
+				 (void *)(uintptr_t)o->func, debug_obj_fn_name(o->func));
+	}
+	o = malloc(sizeof(*o));
+	if (!o)
+		trcu_die("call_rcu(): out of memory for the debug-objects table");
+	o->head = head;
+	o->func = func;
+	o->next = *b;
+	*b = o;
+	pthread_mutex_unlock(&debug_obj_lock);
+}
+
+/* The callback is about to run (or is dropped): the head may be queued again. */
+static void debug_rcu_head_unqueue(struct trcu_head *head)
+{
+	struct debug_obj **pp = debug_obj_bucket(head), *o;
+
+	pthread_mutex_lock(&debug_obj_lock);
+	for (; (o = *pp); pp = &o->next) {
+		if (o->head == head) {
+			*pp = o->next;
+			free(o);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&debug_obj_lock);
+}
+#else
+static inline void debug_rcu_head_queue(struct trcu_head *head,
+					void (*func)(struct trcu_head *))
+{
+	(void)head;
+	(void)func;
+}
+
+static inline void debug_rcu_head_unqueue(struct trcu_head *head)
+{
+	(void)head;
+}
+#endif
 
 /* ---- Offload threads ------------------------------------------------------ */
 
@@ -254,6 +351,7 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 			nocb_publish_invoked(rdp, n - n_pub);
 			n_pub = n;
 		}
+		debug_rcu_head_unqueue(rhp);
 		f(rhp);
 		if ((n & 31) == 0) {
 			if (trcu_now_ns() > deadline_ns)
@@ -676,6 +774,7 @@ static void nocb_run_stranded(struct rcu_data *rdp)
 	nocb_self = true;
 	for (; fifo; fifo = next, n++) {
 		next = fifo->next;
+		debug_rcu_head_unqueue(fifo);
 		fifo->func(fifo);
 	}
 	nocb_self = was_self;
@@ -720,6 +819,7 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	if (rcu_section_depth()) {
 		trcu_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
 			  "callback %p not run", (void *)head);
+		debug_rcu_head_unqueue(head);
 		return;
 	}
 	/*
@@ -730,6 +830,7 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	 * window is the offload threads' join).  tests/test_shutdown_wakeme.c.
 	 */
 	rcu_gp_wait_seq(rcu_gp_snap());
+	debug_rcu_head_unqueue(head);
 	func(head);
 	/* Callbacks this thread left queued inside a section while the
 	 * offload threads stopped (call_rcu_stranded()). */
@@ -767,6 +868,7 @@ static void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head 
 		trcu_warn("call_rcu(%p): NULL callback function: callback not queued", (void *)head);
 		return;
 	}
+	debug_rcu_head_queue(head, func);
 	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopping, memory_order_acquire))) {
 		call_rcu_after_shutdown(head, func);
 		return;
