@@ -306,7 +306,9 @@ struct trcu_head {
  * "lazy"): the callback may wait up to lazy_flush_ms to save wake-ups.
  * No error return: a thread's first call, which allocates its callback
  * state, aborts with a message when it cannot (docs/design.md,
- * "Allocation failure"). */
+ * "Allocation failure").  A head may be queued again only once its
+ * callback has started: queued twice, it corrupts the callback list (other
+ * callbacks are lost); the TREERCU_DEBUG_OBJECTS build aborts naming it. */
 void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *head));
 /* Same, never lazy: the grace period is requested at once. */
 void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *head));
