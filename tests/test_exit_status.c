@@ -63,6 +63,7 @@ static void start_reader(long ms)
 	pthread_t t;
 
 	CHECK(pthread_create(&t, NULL, reader, (void *)ms) == 0);
+	pthread_detach(t);
 	while (!atomic_load(&reader_in))
 		usleep(100);
 }
@@ -106,8 +107,10 @@ static void sc_qsbr_return(void)
 static void sc_exit_in_section(void)
 {
 	atexit(report_cbs);
-	queue_cbs(1);
+	/* The section first: the callback's grace period cannot end before
+	 * exit. */
 	rcu_read_lock();
+	queue_cbs(1);
 	exit(3);
 }
 
