@@ -283,6 +283,52 @@ extern struct rcu_state rcu_state;
 /* init (src/tree.c) */
 void trcu_init(void);
 
+/*
+ * Cancellation (docs/design.md, "Guarantees"): the library's blocking entry
+ * points and its own threads run with cancellation disabled, so that no
+ * cancellation point inside them (a stall warning's fopen()/fputs(), a
+ * nanosleep(), a pthread_join()) can end a thread that holds a library lock
+ * or counts as a waiter.  A cancellation requested meanwhile acts at the
+ * caller's next cancellation point after the call returns.
+ */
+static inline int trcu_cancel_disable(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static inline void trcu_cancel_restore(int old)
+{
+	int unused;
+
+	pthread_setcancelstate(old, &unused);
+}
+
+/*
+ * fork() (src/fork.c): pthread_atfork() handlers, registered once by the
+ * first init of the RCU core or of the workqueue.  Each subsystem has a
+ * prepare step (take its locks: no data they guard is mid-update at the
+ * fork), a parent step (release them) and a child step (only the forking
+ * thread exists: re-initialise every lock, forget the other threads, mark
+ * the helper threads not started).  Called in the order src/fork.c gives.
+ */
+void trcu_fork_register(void);
+void rcu_fork_prepare(void);         /* tree.c */
+void rcu_fork_parent(void);
+void rcu_fork_child(void);
+void rcu_fork_child_kick(void);      /* after every subsystem's child step */
+void rcu_nocb_fork_prepare(void);    /* nocb.c */
+void rcu_nocb_fork_parent(void);
+void rcu_nocb_fork_child(void);
+void rcu_sr_fork_prepare(void);      /* sr_normal.c */
+void rcu_sr_fork_parent(void);
+void rcu_sr_fork_child(void);
+void trcu_wq_fork_prepare(void);     /* workqueue.c */
+void trcu_wq_fork_parent(void);
+void trcu_wq_fork_child(void);
+
 /* sys.c */
 int trcu_membarrier_register(void);
 void trcu_gp_mb(void);
@@ -311,6 +357,8 @@ void trcu_exit_gp_wait(struct rcu_thread *t, int was);
 struct rcu_thread *trcu_slot_get(int slot);
 void trcu_internal_qsbr_online(struct rcu_thread *t);
 void trcu_internal_qsbr_offline(struct rcu_thread *t);
+struct rcu_tree;
+void trcu_slots_fork_child(struct rcu_tree *t);
 
 /* tree.c, used by thread.c and nocb.c */
 void rcu_report_qs_slot(int slot, bool dirty);

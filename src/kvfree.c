@@ -225,6 +225,53 @@ bool kvfree_pass(unsigned long cur, bool flush, unsigned long *need, bool *more)
 	return waiting;
 }
 
+/* ---- fork() (src/fork.c) ---------------------------------------------------- */
+
+/* kvfree.lock, then every cache's lock: the order of kvfree_pass(). */
+void kvfree_fork_prepare(void)
+{
+	pthread_mutex_lock(&kvfree.lock);
+	for (struct kvfree_cache *kc = kvfree.caches; kc; kc = kc->next)
+		pthread_mutex_lock(&kc->lock);
+}
+
+void kvfree_fork_parent(void)
+{
+	for (struct kvfree_cache *kc = kvfree.caches; kc; kc = kc->next)
+		pthread_mutex_unlock(&kc->lock);
+	pthread_mutex_unlock(&kvfree.lock);
+}
+
+/* The pointers handed to rcu_free() before the fork are the parent's to
+ * free: the child drops its copies of the blocks and caches that hold them
+ * (the library's memory) and keeps the pointers' memory untouched; its
+ * counters start again from zero. */
+void kvfree_fork_child(void)
+{
+	struct kvfree_cache *kc, *kc_next;
+	struct kvfree_block *b, *b_next;
+
+	pthread_mutex_init(&kvfree.lock, NULL);
+	for (kc = kvfree.caches; kc; kc = kc_next) {
+		kc_next = kc->next;
+		free(kc->cur);
+		free(kc);
+	}
+	kvfree.caches = NULL;
+	for (b = kvfree.sealed_head; b; b = b_next) {
+		b_next = b->next;
+		free(b);
+	}
+	kvfree.sealed_head = NULL;
+	kvfree.sealed_tail = &kvfree.sealed_head;
+	atomic_store_explicit(&kvfree.n_queued, 0, memory_order_relaxed);
+	atomic_store_explicit(&kvfree.n_freed, 0, memory_order_relaxed);
+	atomic_store_explicit(&kvfree.n_fallback, 0, memory_order_relaxed);
+	kvfree_self = NULL;
+	if (atomic_load_explicit(&kvfree.inited, memory_order_relaxed))
+		pthread_setspecific(kvfree.exit_key, NULL);
+}
+
 void kvfree_stats(long *queued, long *freed, long *fallback)
 {
 	*queued = atomic_load_explicit(&kvfree.n_queued, memory_order_relaxed);

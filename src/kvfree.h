@@ -7,5 +7,9 @@
 
 bool kvfree_pass(unsigned long cur, bool flush, unsigned long *need, bool *more);
 void kvfree_stats(long *queued, long *freed, long *fallback);
+/* fork() steps (src/fork.c). */
+void kvfree_fork_prepare(void);
+void kvfree_fork_parent(void);
+void kvfree_fork_child(void);
 
 #endif

@@ -89,6 +89,7 @@ static struct {
 	 * barrier_mutex, and rcu_barrier() returns at once from then on. */
 	_Atomic bool barrier_abandoned;
 	pthread_key_t exit_key;
+	bool key_created;           /* exit_key exists (created once, under lock) */
 
 	pthread_mutex_t barrier_mutex;
 	_Atomic unsigned long barrier_seq;
@@ -564,6 +565,9 @@ static void *rcu_nocb_kthread(void *arg)
 	struct nocb_pass p;
 
 	pthread_setname_np(pthread_self(), "trcu_nocb");
+	/* A callback that cancels its own thread (or hits a cancellation
+	 * point after someone did) must not end it (internal.h). */
+	trcu_cancel_disable();
 	/* The deferral naps (nocb_defer_to_woken()) are 20 us: without this
 	 * the default 50 us timer slack would stretch each. */
 	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
@@ -618,8 +622,10 @@ static void nocb_start(void)
 	nocb.groups = calloc((size_t)n, sizeof(*nocb.groups));
 	if (!nocb.groups)
 		trcu_die("call_rcu(): cannot allocate callback-offload state");
-	if (pthread_key_create(&nocb.exit_key, rdp_exit))
+	/* Once: a child of fork() starts its offload threads again. */
+	if (!nocb.key_created && pthread_key_create(&nocb.exit_key, rdp_exit))
 		trcu_die("call_rcu(): pthread_key_create failed");
+	nocb.key_created = true;
 	nocb.groups[0].kvfree = true;
 	for (long i = 0; i < n; i++) {
 		pthread_mutex_init(&nocb.groups[i].lock, NULL);
@@ -638,6 +644,63 @@ void rcu_nocb_kick(void)
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
 		nocb_start();
 	nocb_wake(&nocb.groups[0]);
+}
+
+/* ---- fork() (src/fork.c) -------------------------------------------------------- */
+
+/* nocb.lock, then every group's lock (nobody takes nocb.lock while holding
+ * a group's).  barrier_mutex is held across rcu_barrier()'s wait: not taken,
+ * re-initialised in the child. */
+void rcu_nocb_fork_prepare(void)
+{
+	pthread_mutex_lock(&nocb.lock);
+	if (atomic_load_explicit(&nocb.started, memory_order_relaxed))
+		for (int i = 0; i < nocb.nr_groups; i++)
+			pthread_mutex_lock(&nocb.groups[i].lock);
+}
+
+void rcu_nocb_fork_parent(void)
+{
+	if (atomic_load_explicit(&nocb.started, memory_order_relaxed))
+		for (int i = 0; i < nocb.nr_groups; i++)
+			pthread_mutex_unlock(&nocb.groups[i].lock);
+	pthread_mutex_unlock(&nocb.lock);
+}
+
+/*
+ * The offload threads did not survive the fork.  Every callback queued
+ * before it belongs to the parent, which runs it: the child forgets them
+ * (their rcu_data and group structures are freed, the callbacks themselves
+ * are the program's memory and are left alone), and the offload threads
+ * start again at the child's first call_rcu() or rcu_free().  The
+ * callback counters start again from zero.
+ */
+void rcu_nocb_fork_child(void)
+{
+	pthread_mutex_init(&nocb.lock, NULL);
+	pthread_mutex_init(&nocb.barrier_mutex, NULL);
+	if (atomic_load_explicit(&nocb.started, memory_order_relaxed)) {
+		for (int i = 0; i < nocb.nr_groups; i++) {
+			struct rcu_data *rdp = nocb.groups[i].rdps, *next;
+
+			for (; rdp; rdp = next) {
+				next = rdp->next;
+				free(rdp);
+			}
+		}
+		free(nocb.groups);
+	}
+	nocb.groups = NULL;
+	nocb.nr_groups = 0;
+	nocb.next_group = 0;
+	atomic_store_explicit(&nocb.started, false, memory_order_relaxed);
+	atomic_store_explicit(&nocb.barrier_cpu_count, 0, memory_order_relaxed);
+	atomic_store_explicit(&nocb.barrier_abandoned, false, memory_order_relaxed);
+	atomic_store_explicit(&nocb.n_queued_dead, 0, memory_order_relaxed);
+	atomic_store_explicit(&nocb.n_invoked_dead, 0, memory_order_relaxed);
+	nocb_rdp = NULL;
+	if (nocb.key_created)
+		pthread_setspecific(nocb.exit_key, NULL);
 }
 
 /* ---- Per-thread rcu_data ------------------------------------------------------ */
@@ -1068,7 +1131,7 @@ static bool rcu_barrier_wait(long stuck_ns)
 	return true;
 }
 
-void trcu_rcu_barrier(void)
+static void __trcu_rcu_barrier(void)
 {
 	struct rcu_thread *r = rcu_thread_self();
 	bool registered;
@@ -1087,6 +1150,14 @@ void trcu_rcu_barrier(void)
 	rcu_barrier_wait(-1);
 	if (registered)
 		trcu_exit_gp_wait(r, was);
+}
+
+void trcu_rcu_barrier(void)
+{
+	int cs = trcu_cancel_disable();
+
+	__trcu_rcu_barrier();
+	trcu_cancel_restore(cs);
 }
 
 /* ---- Statistics and shutdown --------------------------------------------------------- */

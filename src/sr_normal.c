@@ -414,6 +414,40 @@ void rcu_sr_normal_gp_cleanup(void)
 	rcu_sr_normal_gp_cleanup_work(&srs.cleanup_work);
 }
 
+/* ---- fork() (src/fork.c) ---------------------------------------------------- */
+
+/* wq_lock, then cleanup_lock (never taken the other way round). */
+void rcu_sr_fork_prepare(void)
+{
+	pthread_mutex_lock(&srs.wq_lock);
+	pthread_mutex_lock(&srs.cleanup_lock);
+}
+
+void rcu_sr_fork_parent(void)
+{
+	pthread_mutex_unlock(&srs.cleanup_lock);
+	pthread_mutex_unlock(&srs.wq_lock);
+}
+
+/* Every waiter on the list is another thread's (on its stack): none exists
+ * in the child.  Start from an empty list with every wait head free; a
+ * queued cleanup work was dropped with the other work items, and
+ * trcu_sync_wq (kept) works again in the child. */
+void rcu_sr_fork_child(void)
+{
+	pthread_mutex_init(&srs.wq_lock, NULL);
+	pthread_mutex_init(&srs.cleanup_lock, NULL);
+	atomic_store_explicit(&srs.srs_next, NULL, memory_order_relaxed);
+	srs.srs_wait_tail = NULL;
+	atomic_store_explicit(&srs.srs_done_tail, NULL, memory_order_relaxed);
+	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++) {
+		atomic_store_explicit(&srs.wait_heads[i].inuse, 0, memory_order_relaxed);
+		atomic_store_explicit(&srs.wait_heads[i].node.next, NULL, memory_order_relaxed);
+	}
+	atomic_store_explicit(&srs.cleanups_pending, 0, memory_order_relaxed);
+	atomic_store_explicit(&srs.nr_waiting, 0, memory_order_relaxed);
+}
+
 void rcu_sr_stats(struct trcu_stats *st)
 {
 	st->sr_woken_direct = atomic_load_explicit(&srs.n_direct, memory_order_relaxed);

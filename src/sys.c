@@ -63,6 +63,8 @@ int trcu_gettid(void)
 	return (int)syscall(SYS_gettid);
 }
 
+/* nanosleep() is a cancellation point: only for threads that run with
+ * cancellation disabled (the library's own). */
 void trcu_sleep_ns(long ns)
 {
 	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
@@ -89,11 +91,16 @@ void trcu_futex_wake(_Atomic uint32_t *addr, int n)
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
+/* Writes are cancellation points: a warning from inside the library must
+ * not end its thread halfway through a library call (internal.h). */
 static void trcu_vreport(const char *prefix, const char *fmt, va_list ap)
 {
+	int cs = trcu_cancel_disable();
+
 	fputs(prefix, stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	trcu_cancel_restore(cs);
 }
 
 void trcu_die(const char *fmt, ...)

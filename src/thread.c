@@ -147,6 +147,35 @@ static int slot_register(struct rcu_thread *r)
 	return 0;
 }
 
+/*
+ * fork() child (src/fork.c): only the calling thread exists.  Drop every
+ * other slot and rebuild the leaves' online masks of tree t from what is
+ * left; ofl_lock is the caller's (freshly initialised, nobody else runs).
+ * The dropped threads' reader structures are copies nobody updates.
+ */
+void trcu_slots_fork_child(struct rcu_tree *t)
+{
+	struct rcu_thread *self = &rcu_thread_tls;
+	int l = t->levels - 1, n = 0;
+
+	for (int j = 0; j < t->level_cnt[l]; j++)
+		t->nodes[t->level_first[l] + j].qsmaskinitnext = 0;
+	for (int s = 0; s < rcu_state.slot_hwm; s++) {
+		struct rcu_thread *r = trcu_slot_get(s);
+
+		if (!r)
+			continue;
+		if (r != self) {
+			slot_set(s, NULL);
+			slot_free(s);
+			continue;
+		}
+		n++;
+		slot_online_locked(s, true);
+	}
+	atomic_store_explicit(&rcu_state.nr_slots, n, memory_order_relaxed);
+}
+
 /* ---- Registration --------------------------------------------------------- */
 
 /* Set or clear flag bits of the owner's nest_flags, nesting kept. */

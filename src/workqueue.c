@@ -273,6 +273,7 @@ struct trcu_workqueue {
 	struct trcu_wq_link maydays;
 	_Atomic uint32_t rescuer_wake;    /* futex: bumped by send_mayday() */
 	_Atomic bool rescuer_stop;
+	bool rescuer_lost;                /* fork() child: start a rescuer again */
 	struct trcu_workqueue *next;      /* wq_state.wqs or .dead_wqs */
 };
 
@@ -323,6 +324,11 @@ struct wq_state {
 	 * shutdowns. */
 	void (*shutdown_fns[WQ_SHUTDOWN_FNS_MAX])(void);
 	int nr_shutdown_fns;
+
+	/* A fork() child's threads (manager, workers, rescuers) are gone:
+	 * set by trcu_wq_fork_child(), cleared once wq_fork_respawn() has
+	 * started them again. */
+	_Atomic bool fork_respawn;
 
 	_Atomic int fail_create;          /* test hook */
 	_Atomic uint32_t cancel_seq;      /* futex: a cancel_sync finished */
@@ -831,6 +837,7 @@ static int wq_init_locked(void)
 	if (!wq_state.atexit_done) {
 		wq_state.atexit_done = true;
 		atexit(wq_atexit);
+		trcu_fork_register();
 	}
 	wq_state.inited = true;
 	return 0;
@@ -1241,6 +1248,8 @@ static struct pool_workqueue *wq_cpu_pwq(struct trcu_workqueue *wq, int cpu)
  * queued; false (PENDING released, errno ESHUTDOWN) if the workqueue is
  * destroyed, or draining and this is not chained work.
  */
+static void wq_fork_respawn(void);
+
 static bool __queue_work(int cpu, struct trcu_workqueue *wq, struct trcu_work *work)
 {
 	struct pool_workqueue *pwq;
@@ -1249,6 +1258,7 @@ static bool __queue_work(int cpu, struct trcu_workqueue *wq, struct trcu_work *w
 	uintptr_t d = work_data(work);
 	int state;
 
+	wq_fork_respawn();
 	cpu = wq_select_cpu(cpu);
 	pwq = wq_cpu_pwq(wq, cpu);
 	pool = pwq->pool;
@@ -1428,6 +1438,8 @@ static void *worker_thread(void *arg)
 	struct worker_pool *pool = w->pool;
 
 	current_worker = w;
+	/* A work item that cancels its worker must not end it (internal.h). */
+	trcu_cancel_disable();
 	worker_sleep(w);   /* until create_worker() kicks it */
 	pthread_mutex_lock(&pool->lock);
 	for (;;) {
@@ -1578,6 +1590,7 @@ static void *rescuer_thread(void *arg)
 	struct trcu_workqueue *wq = r->rescue_wq;
 
 	current_worker = r;
+	trcu_cancel_disable();   /* as worker_thread() */
 	for (;;) {
 		/* Acquire: pairs with the release increment in send_mayday(). */
 		uint32_t seq = atomic_load_explicit(&wq->rescuer_wake, memory_order_acquire);
@@ -1688,7 +1701,7 @@ static bool own_function(struct trcu_work *work)
 	return current_worker && current_worker->current_work == work;
 }
 
-bool trcu_flush_work(struct trcu_work *work)
+static bool __trcu_flush_work(struct trcu_work *work)
 {
 	struct wq_barrier b;
 
@@ -1707,6 +1720,15 @@ bool trcu_flush_work(struct trcu_work *work)
 		return false;
 	wait_barrier(&b);
 	return true;
+}
+
+bool trcu_flush_work(struct trcu_work *work)
+{
+	int cs = trcu_cancel_disable();
+	bool ret = __trcu_flush_work(work);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 /* ---- Pools ------------------------------------------------------------------------------ */
@@ -1810,6 +1832,28 @@ static void wq_put_pools_locked(struct trcu_workqueue *wq)
 			wq->pwqs[i]->pool->refcnt--;
 }
 
+/* A TRCU_WQ_MEM_RECLAIM workqueue's rescuer thread (wq_state.mutex held):
+ * 0, or ENOMEM / EAGAIN. */
+static int start_rescuer_locked(struct trcu_workqueue *wq)
+{
+	struct worker *r = alloc_worker();
+
+	if (!r)
+		return ENOMEM;
+	r->flags = WORKER_RESCUER;
+	r->rescue_wq = wq;
+	r->pool = wq->pwqs[0]->pool;
+	wq->rescuer = r;
+	if (wq_thread_create(&r->thread, rescuer_thread, r)) {
+		wq->rescuer = NULL;
+		recycle_worker(r);
+		atomic_fetch_add_explicit(&wq_state.n_create_fail, 1, memory_order_relaxed);
+		return EAGAIN;
+	}
+	r->joinable = true;
+	return 0;
+}
+
 static struct trcu_workqueue *alloc_wq_locked(const char *name, unsigned int flags, int max_active,
 					      enum trcu_wq_affn scope)
 {
@@ -1865,22 +1909,9 @@ static struct trcu_workqueue *alloc_wq_locked(const char *name, unsigned int fla
 		wq->pwqs[i] = pwq;
 	}
 	if (flags & TRCU_WQ_MEM_RECLAIM) {
-		struct worker *r = alloc_worker();
-
-		if (!r)
+		err = start_rescuer_locked(wq);
+		if (err)
 			goto fail;
-		r->flags = WORKER_RESCUER;
-		r->rescue_wq = wq;
-		r->pool = wq->pwqs[0]->pool;
-		wq->rescuer = r;
-		if (wq_thread_create(&r->thread, rescuer_thread, r)) {
-			wq->rescuer = NULL;
-			recycle_worker(r);
-			atomic_fetch_add_explicit(&wq_state.n_create_fail, 1, memory_order_relaxed);
-			err = EAGAIN;
-			goto fail;
-		}
-		r->joinable = true;
 	}
 	wq->next = wq_state.wqs;
 	wq_state.wqs = wq;
@@ -1898,7 +1929,7 @@ fail_errno:
 	return NULL;
 }
 
-struct trcu_workqueue *trcu_alloc_workqueue_scope(const char *name, unsigned int flags,
+static struct trcu_workqueue *__trcu_alloc_workqueue_scope(const char *name, unsigned int flags,
 						  int max_active, enum trcu_wq_affn scope)
 {
 	struct trcu_workqueue *wq;
@@ -1933,6 +1964,16 @@ struct trcu_workqueue *trcu_alloc_workqueue_scope(const char *name, unsigned int
 	return wq;
 }
 
+struct trcu_workqueue *trcu_alloc_workqueue_scope(const char *name, unsigned int flags,
+						  int max_active, enum trcu_wq_affn scope)
+{
+	int cs = trcu_cancel_disable();
+	struct trcu_workqueue * ret = __trcu_alloc_workqueue_scope(name, flags, max_active, scope);
+
+	trcu_cancel_restore(cs);
+	return ret;
+}
+
 struct trcu_workqueue *trcu_alloc_workqueue(const char *name, unsigned int flags, int max_active)
 {
 	return trcu_alloc_workqueue_scope(name, flags, max_active, TRCU_WQ_AFFN_DFL);
@@ -1956,14 +1997,32 @@ static struct trcu_workqueue *system_wq_get(bool unbound)
 	return *slot;
 }
 
-struct trcu_workqueue *trcu_system_wq(void)
+static struct trcu_workqueue *__trcu_system_wq(void)
 {
 	return system_wq_get(false);
 }
 
-struct trcu_workqueue *trcu_system_unbound_wq(void)
+struct trcu_workqueue *trcu_system_wq(void)
+{
+	int cs = trcu_cancel_disable();
+	struct trcu_workqueue * ret = __trcu_system_wq();
+
+	trcu_cancel_restore(cs);
+	return ret;
+}
+
+static struct trcu_workqueue *__trcu_system_unbound_wq(void)
 {
 	return system_wq_get(true);
+}
+
+struct trcu_workqueue *trcu_system_unbound_wq(void)
+{
+	int cs = trcu_cancel_disable();
+	struct trcu_workqueue * ret = __trcu_system_unbound_wq();
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 /*
@@ -2029,7 +2088,7 @@ static void flush_workqueue_inner(struct trcu_workqueue *wq)
 	pthread_mutex_unlock(&wq->flush_mutex);
 }
 
-int trcu_flush_workqueue(struct trcu_workqueue *wq)
+static int __trcu_flush_workqueue(struct trcu_workqueue *wq)
 {
 	int ret = wq_check(wq, "trcu_flush_workqueue");
 
@@ -2042,6 +2101,15 @@ int trcu_flush_workqueue(struct trcu_workqueue *wq)
 	}
 	flush_workqueue_inner(wq);
 	return 0;
+}
+
+int trcu_flush_workqueue(struct trcu_workqueue *wq)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_flush_workqueue(wq);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 static bool wq_is_empty(struct trcu_workqueue *wq)
@@ -2071,7 +2139,7 @@ static void drain_inner(struct trcu_workqueue *wq)
 	}
 }
 
-int trcu_drain_workqueue(struct trcu_workqueue *wq)
+static int __trcu_drain_workqueue(struct trcu_workqueue *wq)
 {
 	int ret = wq_check(wq, "trcu_drain_workqueue");
 
@@ -2094,6 +2162,15 @@ int trcu_drain_workqueue(struct trcu_workqueue *wq)
 		atomic_store_explicit(&wq->state, WQ_ALIVE, memory_order_relaxed);
 	pthread_mutex_unlock(&wq_state.mutex);
 	return 0;
+}
+
+int trcu_drain_workqueue(struct trcu_workqueue *wq)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_drain_workqueue(wq);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 static int cancel_timers_of(struct trcu_workqueue *wq);
@@ -2131,7 +2208,7 @@ static void destroy_inner(struct trcu_workqueue *wq)
 	pthread_mutex_unlock(&wq_state.mutex);
 }
 
-int trcu_destroy_workqueue(struct trcu_workqueue *wq)
+static int __trcu_destroy_workqueue(struct trcu_workqueue *wq)
 {
 	int ret = wq_check(wq, "trcu_destroy_workqueue");
 
@@ -2162,6 +2239,15 @@ int trcu_destroy_workqueue(struct trcu_workqueue *wq)
 	pthread_mutex_unlock(&wq_state.mutex);
 	destroy_inner(wq);
 	return 0;
+}
+
+int trcu_destroy_workqueue(struct trcu_workqueue *wq)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_destroy_workqueue(wq);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 /* ---- Queueing API ------------------------------------------------------------------------ */
@@ -2346,6 +2432,7 @@ static bool __queue_delayed_work(int cpu, struct trcu_workqueue *wq, struct trcu
 		heap_unreserve();
 		return __queue_work(cpu, wq, &dw->work);
 	}
+	wq_fork_respawn();   /* the manager fires the timers */
 	pthread_mutex_lock(&wq_state.timer_lock);
 	dw->priv.wq = wq;
 	dw->priv.cpu = cpu;
@@ -2559,9 +2646,18 @@ bool trcu_cancel_work(struct trcu_work *work)
 	return __cancel_work(work, false, "trcu_cancel_work");
 }
 
-bool trcu_cancel_work_sync(struct trcu_work *work)
+static bool __trcu_cancel_work_sync(struct trcu_work *work)
 {
 	return __cancel_work(work, true, "trcu_cancel_work_sync");
+}
+
+bool trcu_cancel_work_sync(struct trcu_work *work)
+{
+	int cs = trcu_cancel_disable();
+	bool ret = __trcu_cancel_work_sync(work);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 bool trcu_cancel_delayed_work(struct trcu_delayed_work *dw)
@@ -2569,9 +2665,18 @@ bool trcu_cancel_delayed_work(struct trcu_delayed_work *dw)
 	return __cancel_work(dw ? &dw->work : NULL, false, "trcu_cancel_delayed_work");
 }
 
-bool trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dw)
+static bool __trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dw)
 {
 	return __cancel_work(dw ? &dw->work : NULL, true, "trcu_cancel_delayed_work_sync");
+}
+
+bool trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dw)
+{
+	int cs = trcu_cancel_disable();
+	bool ret = __trcu_cancel_delayed_work_sync(dw);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq, struct trcu_delayed_work *dw,
@@ -2608,7 +2713,7 @@ bool trcu_mod_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *
 	return trcu_mod_delayed_work_on(-1, wq, dw, delay_us);
 }
 
-bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
+static bool __trcu_flush_delayed_work(struct trcu_delayed_work *dw)
 {
 	struct trcu_workqueue *wq = NULL;
 	int cpu = -1;
@@ -2629,6 +2734,15 @@ bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
 		trcu_warn("trcu_flush_delayed_work: workqueue \"%s\" is draining or destroyed: "
 			  "item dropped", wq->name);
 	return trcu_flush_work(&dw->work);
+}
+
+bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
+{
+	int cs = trcu_cancel_disable();
+	bool ret = __trcu_flush_delayed_work(dw);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 struct trcu_work *trcu_current_work(void)
@@ -2806,6 +2920,7 @@ static bool pools_busy(void)
 
 static void *manager_thread(void *arg)
 {
+	trcu_cancel_disable();   /* as worker_thread() */
 	while (!atomic_load_explicit(&wq_state.mgr_stop, memory_order_acquire)) {
 		/* Acquire: pairs with the release increment in wake_manager(). */
 		uint32_t seq = atomic_load_explicit(&wq_state.mgr_futex, memory_order_acquire);
@@ -2853,7 +2968,7 @@ static int wq_topo_ready(void)
 	return ret;
 }
 
-int trcu_wq_set_topology(const char *spec)
+static int __trcu_wq_set_topology(const char *spec)
 {
 	struct wq_topo probe = { 0 };
 	char *copy = NULL;
@@ -2886,7 +3001,16 @@ int trcu_wq_set_topology(const char *spec)
 	return 0;   /* built at the next use (ENOMEM is reported there) */
 }
 
-int trcu_wq_topology_describe(char *buf, size_t len)
+int trcu_wq_set_topology(const char *spec)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_wq_set_topology(spec);
+
+	trcu_cancel_restore(cs);
+	return ret;
+}
+
+static int __trcu_wq_topology_describe(char *buf, size_t len)
 {
 	int n;
 
@@ -2898,14 +3022,32 @@ int trcu_wq_topology_describe(char *buf, size_t len)
 	return n;
 }
 
-int trcu_wq_nr_cpus(void)
+int trcu_wq_topology_describe(char *buf, size_t len)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_wq_topology_describe(buf, len);
+
+	trcu_cancel_restore(cs);
+	return ret;
+}
+
+static int __trcu_wq_nr_cpus(void)
 {
 	if (wq_topo_ready())
 		return -ENOMEM;
 	return wq_state.topo.nr_cpus;
 }
 
-int trcu_wq_nr_pods(enum trcu_wq_affn scope)
+int trcu_wq_nr_cpus(void)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_wq_nr_cpus();
+
+	trcu_cancel_restore(cs);
+	return ret;
+}
+
+static int __trcu_wq_nr_pods(enum trcu_wq_affn scope)
 {
 	if (wq_topo_ready())
 		return -ENOMEM;
@@ -2916,7 +3058,16 @@ int trcu_wq_nr_pods(enum trcu_wq_affn scope)
 	return wq_state.topo.pt[scope].nr_pods;
 }
 
-int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
+int trcu_wq_nr_pods(enum trcu_wq_affn scope)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_wq_nr_pods(scope);
+
+	trcu_cancel_restore(cs);
+	return ret;
+}
+
+static int __trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
 {
 	if (wq_topo_ready())
 		return -ENOMEM;
@@ -2926,6 +3077,15 @@ int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
 	    cpu >= wq_state.topo.nr_cpus)
 		return -EINVAL;
 	return wq_state.topo.pt[scope].cpu_pod[cpu];
+}
+
+int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_wq_cpu_pod(scope, cpu);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 const char *trcu_wq_affn_name(enum trcu_wq_affn scope)
@@ -2943,13 +3103,22 @@ int trcu_wq_affn_from_name(const char *name)
 	return -EINVAL;
 }
 
-int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu)
+static int __trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu)
 {
 	if (wq_check(wq, "trcu_wq_pool_id"))
 		return -EINVAL;
 	if (cpu < 0 || cpu >= wq_state.topo.nr_cpus)
 		return -EINVAL;
 	return wq_cpu_pwq(wq, cpu)->pool->id;
+}
+
+int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu)
+{
+	int cs = trcu_cancel_disable();
+	int ret = __trcu_wq_pool_id(wq, cpu);
+
+	trcu_cancel_restore(cs);
+	return ret;
 }
 
 int trcu_wq_set_thread_cpu(int cpu)
@@ -3079,7 +3248,184 @@ out:
 	return ret;
 }
 
-void trcu_wq_shutdown(void)
+/* ---- fork() (src/fork.c) ------------------------------------------------------------------ */
+
+/* The locking order of the file's header: mutex, every pool lock, every
+ * workqueue's mayday_lock, then the two leaves.  A workqueue's flush_mutex
+ * is held across a flush's wait: not taken, re-initialised in the child. */
+static void wq_fork_lock_all(bool lock)
+{
+	int (*op)(pthread_mutex_t *) = lock ? pthread_mutex_lock : pthread_mutex_unlock;
+	struct trcu_workqueue *lists[2] = { wq_state.wqs, wq_state.dead_wqs };
+
+	for (int i = 0; i < wq_state.nr_pools; i++)
+		op(&wq_state.pools[i]->lock);
+	for (int l = 0; l < 2; l++)
+		for (struct trcu_workqueue *wq = lists[l]; wq; wq = wq->next)
+			op(&wq->mayday_lock);
+	op(&wq_state.timer_lock);
+	op(&wq_state.free_lock);
+}
+
+void trcu_wq_fork_prepare(void)
+{
+	pthread_mutex_lock(&wq_state.mutex);
+	wq_fork_lock_all(true);
+}
+
+void trcu_wq_fork_parent(void)
+{
+	wq_fork_lock_all(false);
+	pthread_mutex_unlock(&wq_state.mutex);
+}
+
+/* A work item queued in the parent: the parent runs it.  In the child it
+ * is neither pending nor queued, so that it can be queued again. */
+static void wq_fork_drop_work(struct trcu_work *work, struct worker_pool *pool)
+{
+	atomic_store_explicit(&work->priv.data, (uintptr_t)pool, memory_order_relaxed);
+	list_init(&work->priv.entry);
+	work->priv.pwq = NULL;
+}
+
+static void wq_fork_drop_list(struct trcu_wq_link *head, struct worker_pool *pool)
+{
+	for (struct trcu_wq_link *e = head->next, *next; e != head; e = next) {
+		next = e->next;
+		wq_fork_drop_work(work_of(e), pool);
+	}
+	list_init(head);
+}
+
+static void wq_fork_child_wq(struct trcu_workqueue *wq)
+{
+	pthread_mutex_init(&wq->flush_mutex, NULL);
+	pthread_mutex_init(&wq->mayday_lock, NULL);
+	list_init(&wq->maydays);
+	atomic_store_explicit(&wq->nr_pwqs_to_flush, 0, memory_order_relaxed);
+	for (int i = 0; i < wq->nr_pwqs; i++) {
+		struct pool_workqueue *pwq = wq->pwqs[i];
+
+		if (!pwq)
+			continue;
+		wq_fork_drop_list(&pwq->inactive_works, pwq->pool);
+		pwq->nr_active = 0;
+		pwq->nr_in_flight[0] = pwq->nr_in_flight[1] = 0;
+		pwq->flush_color = -1;
+		pwq->on_mayday = false;
+		list_init(&pwq->mayday_node);
+	}
+	if (wq->rescuer) {
+		wq->rescuer = NULL;
+		wq->rescuer_lost = true;
+	}
+	/* A drain or destroy in progress was another thread's. */
+	wq->nr_drainers = 0;
+	if (!wq->destroying &&
+	    atomic_load_explicit(&wq->state, memory_order_relaxed) == WQ_DRAINING)
+		atomic_store_explicit(&wq->state, WQ_ALIVE, memory_order_relaxed);
+}
+
+/*
+ * Only the forking thread exists: every worker, rescuer and the manager are
+ * gone.  Work queued, running or on a timer in the parent is the parent's:
+ * the child drops it (the items become idle, so they can be queued again),
+ * keeps every pool, workqueue and handle, and starts the threads again at
+ * its first queueing (wq_fork_respawn()).  Forking from a work item is not
+ * supported (the child's only thread would be a worker).
+ */
+void trcu_wq_fork_child(void)
+{
+	struct trcu_workqueue *lists[2] = { wq_state.wqs, wq_state.dead_wqs };
+
+	pthread_mutex_init(&wq_state.mutex, NULL);
+	pthread_mutex_init(&wq_state.timer_lock, NULL);
+	pthread_mutex_init(&wq_state.free_lock, NULL);
+	current_worker = NULL;
+	wq_state.mgr_started = false;
+	atomic_store_explicit(&wq_state.mgr_stop, false, memory_order_relaxed);
+	atomic_store_explicit(&wq_state.mgr_sleeping_long, false, memory_order_relaxed);
+	/* Every worker structure is free again (none has a thread). */
+	wq_state.free_workers = NULL;
+	for (struct worker *w = wq_state.all_workers; w; w = w->next_all) {
+		w->joinable = false;
+		w->next_free = wq_state.free_workers;
+		wq_state.free_workers = w;
+	}
+	for (int i = 0; i < wq_state.nr_pools; i++) {
+		struct worker_pool *pool = wq_state.pools[i];
+
+		pthread_mutex_init(&pool->lock, NULL);
+		/* Items assigned to a worker but not started are still pending. */
+		for (struct trcu_wq_link *e = pool->workers.next; e != &pool->workers; e = e->next)
+			wq_fork_drop_list(&container_of(e, struct worker, node)->scheduled, pool);
+		wq_fork_drop_list(&pool->worklist, pool);
+		list_init(&pool->idle_list);
+		list_init(&pool->workers);
+		pool->nr_workers = pool->nr_idle = pool->nr_running = 0;
+		pool->manager_active = false;
+		pool->create_fail_ns = 0;
+		pool->watchdog_ts = now_ns();
+		memset(pool->busy_hash, 0, sizeof(pool->busy_hash));
+	}
+	for (int l = 0; l < 2; l++)
+		for (struct trcu_workqueue *wq = lists[l]; wq; wq = wq->next)
+			wq_fork_child_wq(wq);
+	for (int i = 0; i < wq_state.heap_n; i++) {
+		struct trcu_delayed_work *dw = wq_state.heap[i];
+
+		dw->priv.timer_idx = -1;
+		wq_fork_drop_work(&dw->work, NULL);
+	}
+	wq_state.heap_n = 0;
+	wq_state.heap_reserved = 0;   /* promised to threads that are gone */
+	if (wq_state.nr_pools || wq_state.wqs)
+		atomic_store_explicit(&wq_state.fork_respawn, true, memory_order_relaxed);
+}
+
+/*
+ * After a fork: start the manager, one worker for every pool in use (as
+ * get_pool_locked() keeps), and the lost rescuers, once.  Acquire pairs
+ * with the release below: a queuer that sees the flag clear sees the
+ * threads' state.  A failure leaves the flag set: the next queueing tries
+ * again, and the work is run meanwhile by whatever started.
+ */
+static void wq_fork_respawn(void)
+{
+	bool failed = false;
+
+	int cs;
+
+	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_acquire)))
+		return;
+	cs = trcu_cancel_disable();
+	pthread_mutex_lock(&wq_state.mutex);
+	if (!atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed))
+		goto out;
+	failed |= start_manager_locked() != 0;
+	for (int i = 0; i < wq_state.nr_pools; i++) {
+		struct worker_pool *pool = wq_state.pools[i];
+		int nr;
+
+		pthread_mutex_lock(&pool->lock);
+		nr = pool->nr_workers;
+		pthread_mutex_unlock(&pool->lock);
+		if (pool->refcnt && !nr)
+			failed |= !create_worker(pool);
+	}
+	for (struct trcu_workqueue *wq = wq_state.wqs; wq; wq = wq->next)
+		if (wq->rescuer_lost) {
+			failed |= start_rescuer_locked(wq) != 0;
+			wq->rescuer_lost = wq->rescuer == NULL;
+		}
+	if (!failed)
+		atomic_store_explicit(&wq_state.fork_respawn, false, memory_order_release);
+out:
+	pthread_mutex_unlock(&wq_state.mutex);
+	trcu_cancel_restore(cs);
+}
+
+static void __trcu_wq_shutdown(void)
 {
 	void (*fns[WQ_SHUTDOWN_FNS_MAX])(void);
 	struct worker *dying = NULL;
@@ -3190,4 +3536,12 @@ void trcu_wq_shutdown(void)
 	wq_state.topo_spec = NULL;
 	wq_state.inited = false;
 	pthread_mutex_unlock(&wq_state.mutex);
+}
+
+void trcu_wq_shutdown(void)
+{
+	int cs = trcu_cancel_disable();
+
+	__trcu_wq_shutdown();
+	trcu_cancel_restore(cs);
 }

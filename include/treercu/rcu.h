@@ -240,6 +240,21 @@ void trcu_thread_online(void);     /* QSBR: leave the extended quiescent state *
 void trcu_thread_offline(void);    /* QSBR: enter an extended quiescent state */
 
 /*
+ * fork().  Handled automatically (pthread_atfork() handlers registered at
+ * the library's first use): the child keeps the forking thread, with its
+ * read-side state, and can use every API; callbacks, rcu_free() pointers
+ * and work items queued before the fork run once, in the parent only.  A
+ * program that creates its child without fork() (a raw clone() system call,
+ * which runs no atfork handlers) calls these around it instead: before, then
+ * after_fork_parent() in the parent and after_fork_child() in the child.
+ * Nesting with the automatic handlers is fine.  Not from a signal handler.
+ * docs/design.md, "Guarantees".
+ */
+void trcu_before_fork(void);
+void trcu_after_fork_parent(void);
+void trcu_after_fork_child(void);
+
+/*
  * trcu_quiescent_state: QSBR momentary quiescent state (the kernel's
  * rcu_momentary_eqs()).  ->watching += 2 keeps it odd while telling a scan
  * that a quiescent state passed.  Compiler barriers on both sides pair with
@@ -399,6 +414,9 @@ void trcu_shutdown(void);
 #define rcu_thread_online()            trcu_thread_online()
 #define rcu_thread_offline()           trcu_thread_offline()
 #define rcu_quiescent_state()          trcu_quiescent_state()
+#define call_rcu_before_fork()         trcu_before_fork()
+#define call_rcu_after_fork_parent()   trcu_after_fork_parent()
+#define call_rcu_after_fork_child()    trcu_after_fork_child()
 #define synchronize_rcu()              trcu_synchronize_rcu()
 #define synchronize_rcu_expedited()    trcu_synchronize_rcu_expedited()
 #define get_state_synchronize_rcu()    trcu_get_state_synchronize_rcu()

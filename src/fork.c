@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fork(): the child of a process that uses treercu starts with one thread,
+ * the one that called fork(), and copies of everything else: locks owned by
+ * threads that do not exist in it, slots of those threads, callbacks and
+ * work items that the parent will run, helper threads that are gone.
+ *
+ * Prepare (parent, before the fork): take every library lock that guards
+ * data the child must trust, outermost first, so that no such data is
+ * mid-update in the copy.  None of them is held across a wait for a grace
+ * period, so a fork from inside a read-side section cannot deadlock here.
+ * The locks that are held across such waits (the GP mutex, rcu_barrier()'s
+ * and a workqueue's flush mutex) are not taken: the child re-initialises
+ * them and rebuilds the state they guard from what the fork can leave
+ * behind.  Parent: release.  Child: re-initialise every lock, drop the
+ * other threads' slots and the inherited callbacks, rcu_free() blocks and
+ * work items (the parent runs them, once), mark the GP kthread, offload
+ * threads and workqueue workers not started (they start again on first
+ * use), and restart an in-flight grace period for the child's threads.
+ *
+ * Lock order (outermost first): srs.wq_lock, srs.cleanup_lock;
+ * wq_state.mutex, every pool lock, every workqueue's mayday_lock,
+ * wq_state.timer_lock, wq_state.free_lock; nocb.lock, every offload group's
+ * lock; kvfree.lock, every per-thread kvfree cache lock; the GP kthread's
+ * start lock, ofl_lock, every rcu_node lock.  docs/design.md, "Guarantees".
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "internal.h"
+#include "kvfree.h"
+
+/* Nesting of trcu_before_fork() on this thread: the explicit calls and the
+ * pthread_atfork() handlers may both run around one fork().  Only the
+ * outermost pair locks and releases (or resets, in the child). */
+static __thread int fork_depth;
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_register_once(void)
+{
+	if (pthread_atfork(trcu_before_fork, trcu_after_fork_parent, trcu_after_fork_child))
+		trcu_die("pthread_atfork() failed: fork() would not be handled");
+}
+
+void trcu_fork_register(void)
+{
+	pthread_once(&fork_once, fork_register_once);
+}
+
+void trcu_before_fork(void)
+{
+	if (fork_depth++)
+		return;
+	rcu_sr_fork_prepare();
+	trcu_wq_fork_prepare();
+	rcu_nocb_fork_prepare();
+	kvfree_fork_prepare();
+	rcu_fork_prepare();
+}
+
+static void fork_depth_drop(const char *what)
+{
+	if (fork_depth <= 0)
+		trcu_die("%s called without a matching trcu_before_fork()", what);
+	fork_depth--;
+}
+
+void trcu_after_fork_parent(void)
+{
+	fork_depth_drop("trcu_after_fork_parent()");
+	if (fork_depth)
+		return;
+	rcu_fork_parent();
+	kvfree_fork_parent();
+	rcu_nocb_fork_parent();
+	trcu_wq_fork_parent();
+	rcu_sr_fork_parent();
+}
+
+void trcu_after_fork_child(void)
+{
+	fork_depth_drop("trcu_after_fork_child()");
+	if (fork_depth)
+		return;
+	/* The RCU core first: its slots and GP state are what the others'
+	 * resets may use (none waits for a grace period here). */
+	rcu_fork_child();
+	kvfree_fork_child();
+	rcu_nocb_fork_child();
+	trcu_wq_fork_child();
+	rcu_sr_fork_child();
+	/* Last: a grace period the child still needs (a polled cookie taken
+	 * before the fork) may end on the GP kthread, whose cleanup queues
+	 * work on the workqueue reset above. */
+	rcu_fork_child_kick();
+}

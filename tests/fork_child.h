@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for the fork() tests: run a function in a child with a hard
+ * timeout, and wait for it with one in the parent.
+ */
+#ifndef TREERCU_FORK_CHILD_H
+#define TREERCU_FORK_CHILD_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* The child's hard timeout: a hang in the child ends it with SIGALRM. */
+#define FORK_CHILD_TIMEOUT_S 20
+
+/* Wait for pid (parent side) at most FORK_CHILD_TIMEOUT_S + 10 s; return
+ * 0 if it exited with status 0, and say what happened otherwise. */
+static inline int fork_child_wait(pid_t pid, const char *what)
+{
+	long end = check_now_ms() + (FORK_CHILD_TIMEOUT_S + 10) * 1000L;
+	int st = 0;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0) {
+			perror("waitpid");
+			return -1;
+		}
+		if (check_now_ms() > end) {
+			fprintf(stderr, "%s: child %d still running after %d s: killed\n", what,
+				(int)pid, FORK_CHILD_TIMEOUT_S + 10);
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		usleep(1000);
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "%s: child killed by signal %d (%s)%s\n", what, WTERMSIG(st),
+			strsignal(WTERMSIG(st)),
+			WTERMSIG(st) == SIGALRM ? ": it hung" : "");
+	else
+		fprintf(stderr, "%s: child exited with status %d\n", what, WEXITSTATUS(st));
+	return -1;
+}
+
+/* In the child: arm the hard timeout (a hang ends it with SIGALRM, which
+ * the parent reports). */
+static inline void fork_child_arm_timeout(void)
+{
+	signal(SIGALRM, SIG_DFL);
+	alarm(FORK_CHILD_TIMEOUT_S);
+}
+
+#endif
