@@ -54,10 +54,23 @@ static inline int fork_child_wait(pid_t pid, const char *what)
 	return -1;
 }
 
+/* Set in the child: LeakSanitizer skips its exit-time check there.  The
+ * child's copies of the parent's in-flight objects (callbacks and work the
+ * parent runs, objects on the stacks of threads the child does not have)
+ * are leaked in the child by design; the parent is still checked. */
+static int fork_child_in_child;
+
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+	return fork_child_in_child;
+}
+
 /* In the child: arm the hard timeout (a hang ends it with SIGALRM, which
  * the parent reports). */
 static inline void fork_child_arm_timeout(void)
 {
+	fork_child_in_child = 1;
 	signal(SIGALRM, SIG_DFL);
 	alarm(FORK_CHILD_TIMEOUT_S);
 }
