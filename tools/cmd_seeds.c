@@ -335,9 +335,17 @@ static void quick_print(const struct qrow *q, int n, int rc001, struct json *j)
 {
 	static const char *const cols[] = { "metric", "treercu", "liburcu", "ratio", "goal", "result" };
 	static const int w[] = { 35, 10, 10, 7, 7, 6 };
+	struct tool_machine m;
 	struct table t;
 
+	/* The header names what the table was measured on, so that a copy of
+	 * it (the README's) carries its version, date and machine. */
+	tool_machine(&m);
 	printf("\n=== treercu quick summary (liburcu = liburcu memb; same run) ===\n");
+	printf("treercu %s%s%s%s, %s, %s, %ld CPUs, load average %.2f %.2f %.2f at the end\n",
+	       tool_version(), tool_commit()[0] ? " (commit " : "", tool_commit(),
+	       tool_commit()[0] ? ")" : "", tool_date(), m.model, m.cpus, m.load[0], m.load[1],
+	       m.load[2]);
 	tab_start(&t, 6, cols, w);
 	json_str(j, "command", "quick");
 	json_arr(j, "rows");

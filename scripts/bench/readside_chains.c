@@ -1,28 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Why `treercu refscale` reads 4.7-4.9 ns per pair on some machines (session
- * 5: a 2-vCPU AMD EPYC VM) where earlier sessions measured 0.60 ns, while
- * liburcu memb reads 1.2 ns in the same run.  Not a regression: the build of
- * commit 3847e62 reads the same.  The read side's fast path of
- * include/treercu/rcu.h, copied here as A, updates two words of the
- * thread's trcu_reader in every lock and unlock (->watching += 1, and
- * ->nest_flags 0 <-> 1), and the next call reloads each store, so every
+ * Why a read-side fast path that stores ->watching + 1 reads 4.7-4.9 ns per
+ * pair on some machines (a 2-vCPU AMD EPYC VM) while liburcu memb reads
+ * 1.2 ns in the same run.  The fast path copied here as A updates two words
+ * of the thread's trcu_reader in every lock and unlock (->watching += 1,
+ * and ->nest_flags 0 <-> 1), and the next call reloads each store, so every
  * pair waits on store-to-load forwarding.  Measured here (three rounds):
- *   A (as built)                    4.8-5.0 ns
+ *   A (->watching + 1)              4.8-5.0 ns
  *   B (->watching chain alone)      0.65-4.8 ns (fast in some rounds only)
  *   C (->nest_flags alone)          0.9-1.35 ns
  *   D (memory-destination add)      3.8-4.0 ns
- *   E (lock stores a global gen.)   1.5-2.0 ns   (session 6)
+ *   E (lock stores a global gen.)   1.5-2.0 ns
  * Moving the fields apart or reordering the accesses did not help (4.1-7.0
  * ns).  The same fast path in a loop unrolled by one reads 1.76 ns; the
  * tool's loop is unrolled by ten (REFSCALE_PAIR10).  liburcu memb's fast
  * path stores one word per call, and its lock's stored value does not
- * depend on the previous unlock's.  Session 6 took E: the lock stores the
- * reader generation trcu_reader_gen (include/treercu/rcu.h), so no store-load
- * chain runs from one pair to the next; `treercu refscale` 4.7 -> 1.6-1.8
- * ns, 0.91-1.23x of liburcu memb in the same run.
+ * depend on the previous unlock's.  The library takes E: the lock stores
+ * the reader generation trcu_reader_gen (include/treercu/rcu.h), so no
+ * store-load chain runs from one pair to the next (docs/decisions.md).
  *
- * Build: cc -O3 scripts/bench/readside_chains.c -o /tmp/readside_chains
+ * Build: cc -O3 scripts/bench/readside_chains.c -o readside_chains
  */
 #include <stdatomic.h>
 #include <stdio.h>
