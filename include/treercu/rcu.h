@@ -398,7 +398,10 @@ struct trcu_stats {
 };
 void trcu_get_stats(struct trcu_stats *st);
 
-/* Stop every treercu thread and free everything (also run at exit). */
+/* Stop every treercu thread and free everything, after running every
+ * pending callback (it waits for them).  Process exit does not call it: at
+ * exit pending callbacks run while grace periods end (at most exit_wait_ms
+ * without one), and no thread is stopped (docs/design.md, "Guarantees"). */
 void trcu_shutdown(void);
 
 /* ---- Familiar names ----------------------------------------------------- */

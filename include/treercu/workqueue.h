@@ -34,7 +34,10 @@
  *
  * No thread is started before the first workqueue is allocated.  Call
  * trcu_wq_shutdown() to drain and destroy every workqueue, join every thread
- * and free everything; it is also registered with atexit() on first use.
+ * and free everything.  At process exit (atexit, registered on first use)
+ * it runs only once no work item is queued or running, waited for at most
+ * exit_wait_ms; otherwise, or from a work item, exit skips it and says how
+ * many items were left.
  * Handles from before a shutdown must not be used after it.
  */
 #ifndef TREERCU_WORKQUEUE_H
@@ -351,8 +354,8 @@ void trcu_wq_get_stats(struct trcu_wq_stats *st);
 void trcu_wq_shutdown(void);
 
 /*
- * Call @fn at the start of every trcu_wq_shutdown() (the atexit one
- * included), before any workqueue is destroyed or freed, in the thread that
+ * Call @fn at the start of every trcu_wq_shutdown() (the one at exit
+ * included, when it runs), before any workqueue is destroyed or freed, in the thread that
  * shuts down, with no lock of the subsystem held.  For code that keeps a
  * workqueue handle in a global: clear it there and stop queueing on it (the
  * shutdown frees it), or it dangles.  Kept across shutdowns; registering
