@@ -379,7 +379,7 @@ void rcu_gp_request_async(unsigned long s);      /* GP kthread will run it */
 /* nocb.c */
 void rcu_nocb_shutdown(void);
 void rcu_nocb_kick(void);                        /* wake group 0 (bulk frees) */
-void rcu_wait_gp_wakeme(void);                   /* synchronize_rcu() via a callback */
+bool rcu_wait_gp_wakeme(void);                   /* synchronize_rcu() via a callback; false: no memory */
 void rcu_nocb_stats(struct trcu_stats *st);
 bool rcu_nocb_self(void);                        /* the caller is an offload thread */
 bool rcu_nocb_exit_drain(long stuck_ns);         /* bounded: process exit */

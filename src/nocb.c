@@ -606,22 +606,25 @@ static void *rcu_nocb_kthread(void *arg)
 static void rdp_exit(void *arg);
 
 /* Start the offload threads on first use: one per two CPUs by default. */
-static void nocb_start(void)
+static bool nocb_start(void)
 {
 	long n = TUN(nocb_threads), ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	pthread_mutex_lock(&nocb.lock);
 	if (atomic_load_explicit(&nocb.started, memory_order_relaxed)) {
 		pthread_mutex_unlock(&nocb.lock);
-		return;
+		return true;
 	}
 	if (n <= 0)
 		n = ncpu > 1 ? ncpu / 2 : 1;
 	if (n > NOCB_MAX_GROUPS)
 		n = NOCB_MAX_GROUPS;
 	nocb.groups = calloc((size_t)n, sizeof(*nocb.groups));
-	if (!nocb.groups)
-		trcu_die("call_rcu(): cannot allocate callback-offload state");
+	if (!nocb.groups) {
+		/* Nothing started: a later call tries again. */
+		pthread_mutex_unlock(&nocb.lock);
+		return false;
+	}
 	/* Once: a child of fork() starts its offload threads again. */
 	if (!nocb.key_created && pthread_key_create(&nocb.exit_key, rdp_exit))
 		trcu_die("call_rcu(): pthread_key_create failed");
@@ -634,15 +637,16 @@ static void nocb_start(void)
 				 strerror(errno));
 	}
 	nocb.nr_groups = (int)n;
-	/* Release: pairs with the acquire in rdp_get(). */
+	/* Release: pairs with the acquire in rdp_try_get(). */
 	atomic_store_explicit(&nocb.started, true, memory_order_release);
 	pthread_mutex_unlock(&nocb.lock);
+	return true;
 }
 
 void rcu_nocb_kick(void)
 {
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
-		nocb_start();
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
+		trcu_die("rcu_free(): cannot allocate callback-offload state");
 	nocb_wake(&nocb.groups[0]);
 }
 
@@ -721,7 +725,9 @@ static void rdp_exit(void *arg)
 	nocb_wake(grp);
 }
 
-static struct rcu_data *rdp_get(void)
+/* The calling thread's rcu_data, created on first use; NULL when the
+ * offload state or the rcu_data cannot be allocated. */
+static struct rcu_data *rdp_try_get(void)
 {
 	struct rcu_data *rdp = nocb_rdp;
 	struct nocb_group *grp;
@@ -731,10 +737,10 @@ static struct rcu_data *rdp_get(void)
 	if (rcu_state.test_first_cb_hook)
 		rcu_state.test_first_cb_hook();
 	trcu_init();
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
-		nocb_start();
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
+		return NULL;
 	if (posix_memalign((void **)&rdp, 64, sizeof(*rdp)))
-		trcu_die("call_rcu(): out of memory for per-thread callback state");
+		return NULL;
 	memset(rdp, 0, sizeof(*rdp));
 	rcu_segcblist_init(&rdp->cblist);
 	pthread_mutex_lock(&nocb.lock);
@@ -747,6 +753,15 @@ static struct rcu_data *rdp_get(void)
 	pthread_mutex_unlock(&grp->lock);
 	nocb_rdp = rdp;
 	pthread_setspecific(nocb.exit_key, rdp);   /* rdp_exit() at thread exit */
+	return rdp;
+}
+
+static struct rcu_data *rdp_get(void)
+{
+	struct rcu_data *rdp = rdp_try_get();
+
+	if (TRCU_UNLIKELY(!rdp))
+		trcu_die("call_rcu(): out of memory for per-thread callback state");
 	return rdp;
 }
 
@@ -1010,12 +1025,19 @@ static void wakeme_after_rcu(struct trcu_head *rhp)
  * includes every callback queued before it on this thread's list (seed 004's
  * problem); normal_wake_from_gp=1 and 2 (the defaults) avoid it.
  */
-void rcu_wait_gp_wakeme(void)
+bool rcu_wait_gp_wakeme(void)
 {
 	struct rcu_thread *r = rcu_thread_self();
 	struct rcu_synchronize rs;
-	bool registered = rcu_thread_registered(r);
-	int was = registered ? trcu_enter_gp_wait(r) : 0;
+	bool registered;
+	int was;
+
+	/* A grace period never allocates: without memory for this thread's
+	 * callback state the caller waits on the GP-end futex instead. */
+	if (!rdp_try_get())
+		return false;
+	registered = rcu_thread_registered(r);
+	was = registered ? trcu_enter_gp_wait(r) : 0;
 
 	atomic_init(&rs.done, 0);
 	rcu_cb_waiter_enter();
@@ -1028,6 +1050,7 @@ void rcu_wait_gp_wakeme(void)
 	rcu_note_sync_resume();
 	if (registered)
 		trcu_exit_gp_wait(r, was);
+	return true;
 }
 
 /* ---- rcu_barrier ------------------------------------------------------------------ */

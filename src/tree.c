@@ -1505,8 +1505,9 @@ static void __trcu_synchronize_rcu(void)
 		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire) ||
 		    rcu_nocb_self())
 			break;
-		rcu_wait_gp_wakeme();   /* the kernel's wait_rcu_gp() */
-		return;
+		if (rcu_wait_gp_wakeme())   /* the kernel's wait_rcu_gp() */
+			return;
+		break;                      /* no memory for a callback: the futex */
 	case 1:
 		rcu_wait_gp_sr();       /* seed 004's list */
 		return;

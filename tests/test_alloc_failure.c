@@ -12,6 +12,9 @@
  *    with every allocation failing, synchronize_rcu() on each path,
  *    synchronize_rcu_expedited() and a polled GP complete, and not one
  *    allocation was attempted;
+ *  - wakeme_first_use: synchronize_rcu() on the wakeme path, whose first
+ *    use sets up callback state, waits on the GP-end futex instead when that
+ *    cannot be allocated;
  *  - register_enomem: a registration that needs a bigger rcu_node tree
  *    fails with -1/ENOMEM and leaves the slot count as it was; grace
  *    periods still work; the same registration succeeds once memory is back;
@@ -228,6 +231,26 @@ static void gp_never_allocates(void)
 	CHECK_EQ(n, 0);
 	CHECK_EQ(stats().tree_levels, 2);
 	park_release_all();
+}
+
+/* The wakeme path's first use in the process, which would allocate the
+ * offload state and the thread's callback state, waits on the GP-end futex
+ * instead when it cannot. */
+static void wakeme_first_use(void)
+{
+	long n;
+
+	CHECK_EQ(rcu_register_thread(), 0);
+	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 0), 0);
+	window_open();
+	synchronize_rcu();
+	synchronize_rcu();
+	n = window_close();
+	printf("  2 synchronize_rcu() on the wakeme path with every allocation failing: "
+	       "returned (%ld allocations refused)\n", n);
+	CHECK(n > 0);
+	synchronize_rcu();   /* and with memory, through a callback */
+	CHECK(stats().nocb_threads > 0);
 }
 
 static void register_enomem(void)
@@ -506,6 +529,7 @@ int main(void)
 	int bad = 0;
 
 	bad += run_case("gp_never_allocates", gp_never_allocates);
+	bad += run_case("wakeme_first_use", wakeme_first_use);
 	bad += run_case("register_enomem", register_enomem);
 	bad += run_case("tunable_enomem", tunable_enomem);
 	bad += run_case("wq_enomem", wq_enomem);
