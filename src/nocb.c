@@ -1113,16 +1113,27 @@ static bool rcu_barrier_wait(long stuck_ns)
 		 * for that sweep (review, session 6: returned while it still
 		 * waited for their GP; tests/test_shutdown_barrier.c).
 		 * Acquire: pairs with the release after the sweep. */
-		while (!atomic_load_explicit(&nocb.swept, memory_order_acquire))
+		while (!atomic_load_explicit(&nocb.swept, memory_order_acquire)) {
+			if (stuck_ns >= 0 && nocb_stuck(stuck_ns))
+				return false;
 			usleep(100);
+		}
 		return true;
 	}
-	pthread_mutex_lock(&nocb.barrier_mutex);
-	/* Relaxed: set under barrier_mutex by the exit drain that gave up and
-	 * kept the mutex; nobody gets here after it (it never unlocks). */
-	if (atomic_load_explicit(&nocb.barrier_abandoned, memory_order_relaxed)) {
-		pthread_mutex_unlock(&nocb.barrier_mutex);
+	/* Relaxed: a flag on its own; the exit drain that set it gave up and
+	 * keeps barrier_mutex, so waiting for the mutex would never end. */
+	if (atomic_load_explicit(&nocb.barrier_abandoned, memory_order_relaxed))
 		return true;
+	if (stuck_ns < 0) {
+		pthread_mutex_lock(&nocb.barrier_mutex);
+	} else {
+		/* Bounded: another thread's rcu_barrier() may hold the mutex
+		 * behind the same stuck reader. */
+		while (pthread_mutex_trylock(&nocb.barrier_mutex)) {
+			if (nocb_stuck(stuck_ns))
+				return false;
+			trcu_sleep_ns(100000L);
+		}
 	}
 	/*
 	 * Counts: one held by us until every group was asked, one per group

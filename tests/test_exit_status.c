@@ -203,6 +203,25 @@ static void sc_exit_during_sync_busy(void)
 	}
 }
 
+static void *barrier_thread(void *arg)
+{
+	(void)arg;
+	rcu_barrier();
+	return NULL;
+}
+
+/* Another thread waits in rcu_barrier() behind a stuck reader. */
+static void sc_exit_during_barrier(void)
+{
+	pthread_t t;
+
+	start_reader(-1);
+	queue_cbs(2);
+	CHECK(pthread_create(&t, NULL, barrier_thread, NULL) == 0);
+	usleep(100000);
+	exit(9);
+}
+
 /* _exit() and quick_exit() skip treercu's exit handling altogether. */
 static void sc_underscore_exit(void)
 {
@@ -231,6 +250,7 @@ static const struct sp_scenario scenarios[] = {
 	{ "requeue_work", sc_requeue_work },
 	{ "exit_during_sync", sc_exit_during_sync },
 	{ "exit_during_sync_busy", sc_exit_during_sync_busy },
+	{ "exit_during_barrier", sc_exit_during_barrier },
 	{ "underscore_exit", sc_underscore_exit },
 	{ "quick_exit", sc_quick_exit },
 	{ NULL, NULL },
@@ -253,6 +273,7 @@ int main(int argc, char **argv)
 	ok &= sp_expect_exit("requeue_work", NULL, 20, 0, "work item", 1);
 	ok &= sp_expect_exit("exit_during_sync", NULL, 20, 4, "exit: 2 callbacks not run", 1);
 	ok &= sp_expect_exit("exit_during_sync_busy", NULL, 20, 4, NULL, 0);
+	ok &= sp_expect_exit("exit_during_barrier", NULL, 20, 9, "exit: 2 callbacks not run", 1);
 	ok &= sp_expect_exit("underscore_exit", NULL, 20, 7, NULL, 0);
 	ok &= sp_expect_exit("quick_exit", NULL, 20, 8, NULL, 0);
 	if (!ok) {
