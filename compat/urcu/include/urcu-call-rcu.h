@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* liburcu's older spelling of <urcu/call-rcu.h>. */
+#include <urcu/call-rcu.h>

@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+/* liburcu's <urcu.h>: the flavor with its short names. */
+#define URCU_API_MAP
+#include <urcu/urcu.h>
