@@ -15,6 +15,22 @@
 #ifndef _URCU_POINTER_H
 #define _URCU_POINTER_H
 
+/*
+ * liburcu's <urcu/pointer.h> brings in its compiler, arch, system and
+ * uatomic helpers, and programs use them (caa_container_of(), cmm_smp_mb(),
+ * CMM_STORE_SHARED() in <urcu/rculist.h>, ...) without including them.
+ * Where liburcu's headers are installed, so does this one; the macros below
+ * need none of them.
+ */
+#if defined(__has_include)
+#if __has_include(<urcu/uatomic.h>)
+#include <urcu/compiler.h>
+#include <urcu/arch.h>
+#include <urcu/system.h>
+#include <urcu/uatomic.h>
+#endif
+#endif
+
 #define _rcu_dereference(p) \
 	(__extension__({ \
 		__typeof__(p) _trcu_urcu_p1 = __atomic_load_n(&(p), __ATOMIC_CONSUME); \
