@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* liburcu's short names for the signal flavor (<urcu.h>-style headers define
- * URCU_API_MAP to get them).  Generated from one name list; every flavor's
- * map has the same shape. */
+ * URCU_API_MAP to get them).  Written by compat/urcu/gen-maps.sh from one
+ * name list; every flavor's map has the same shape. */
 #ifndef TREERCU_URCU_MAP_SIGNAL_H
 #define TREERCU_URCU_MAP_SIGNAL_H
 #define rcu_read_lock                    urcu_signal_read_lock
