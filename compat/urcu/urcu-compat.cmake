@@ -41,10 +41,17 @@ if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
     set(t treercu_test_urcu_api_${flavor})
     add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/urcu_api.c)
     target_compile_definitions(${t} PRIVATE URCU_API_TEST_${FLAVOR})
+    if(TREERCU_SANITIZE STREQUAL "thread")
+      # ThreadSanitizer cannot start threads in the child of a
+      # multi-threaded fork(); that step is left to the other builds.
+      target_compile_definitions(${t} PRIVATE URCU_API_TEST_NO_FORK)
+    endif()
     target_link_libraries(${t} PRIVATE treercu-urcu ${TRCU_URCU_CDS})
     add_test(NAME test_urcu_api_${flavor} COMMAND ${t})
     set_tests_properties(test_urcu_api_${flavor} PROPERTIES TIMEOUT 300)
-    if(TRCU_LIBURCU_${FLAVOR}_FOUND)
+    # liburcu is not built with the sanitizers: its side runs in the
+    # normal build.
+    if(TRCU_LIBURCU_${FLAVOR}_FOUND AND TREERCU_SANITIZE STREQUAL "")
       set(t treercu_test_urcu_api_${flavor}_on_liburcu)
       add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/urcu_api.c)
       target_compile_definitions(${t} PRIVATE URCU_API_TEST_${FLAVOR})

@@ -366,10 +366,12 @@ void trcu_urcu_before_fork(void)
 	pthread_mutex_lock(&atfork_lock);
 	if (lfht_atfork)
 		lfht_atfork->before_fork(lfht_atfork->priv);
+	trcu_before_fork();
 }
 
 void trcu_urcu_after_fork_parent(void)
 {
+	trcu_after_fork_parent();
 	if (lfht_atfork)
 		lfht_atfork->after_fork_parent(lfht_atfork->priv);
 	pthread_mutex_unlock(&atfork_lock);
@@ -377,6 +379,7 @@ void trcu_urcu_after_fork_parent(void)
 
 void trcu_urcu_after_fork_child(void)
 {
+	trcu_after_fork_child();
 	if (lfht_atfork)
 		lfht_atfork->after_fork_child(lfht_atfork->priv);
 	pthread_mutex_init(&atfork_lock, NULL);
