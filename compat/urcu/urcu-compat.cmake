@@ -49,6 +49,10 @@ if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
     target_link_libraries(${t} PRIVATE treercu-urcu ${TRCU_URCU_CDS})
     add_test(NAME test_urcu_api_${flavor} COMMAND ${t})
     set_tests_properties(test_urcu_api_${flavor} PROPERTIES TIMEOUT 300)
+    if(TREERCU_SANITIZE STREQUAL "thread")
+      set_tests_properties(test_urcu_api_${flavor} PROPERTIES ENVIRONMENT
+        "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${TRCU_URCU_DIR}/tsan.supp")
+    endif()
     # liburcu is not built with the sanitizers: its side runs in the
     # normal build.
     if(TRCU_LIBURCU_${FLAVOR}_FOUND AND TREERCU_SANITIZE STREQUAL "")
