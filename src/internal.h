@@ -284,12 +284,17 @@ extern struct rcu_state rcu_state;
 void trcu_init(void);
 
 /*
- * Cancellation (docs/design.md, "Guarantees"): the library's blocking entry
- * points and its own threads run with cancellation disabled, so that no
- * cancellation point inside them (a stall warning's fopen()/fputs(), a
- * nanosleep(), a pthread_join()) can end a thread that holds a library lock
- * or counts as a waiter.  A cancellation requested meanwhile acts at the
- * caller's next cancellation point after the call returns.
+ * Cancellation (docs/design.md, "Guarantees"): every cancellation point the
+ * library reaches runs with cancellation disabled (warnings, the stall
+ * printer and the application's stall hook, topology reads, joins, sleeps,
+ * callbacks run on a caller's thread after shutdown), so no cancellation
+ * can end a thread that holds a library lock or counts as a waiter; the
+ * rest of every call, futex waits included, has no cancellation point.
+ * The rare blocking calls (rcu_barrier(), shutdowns, workqueue destruction)
+ * disable it for their whole length; synchronize_rcu() does not pay the two
+ * atomic operations (scripts/bench/cancelstate.c).  The library's own
+ * threads run with it disabled for life.  A cancellation requested
+ * meanwhile acts at the thread's next cancellation point after the call.
  */
 static inline int trcu_cancel_disable(void)
 {

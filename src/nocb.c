@@ -836,6 +836,7 @@ static void nocb_run_stranded(struct rcu_data *rdp)
 	struct trcu_head *fifo = NULL, *next;
 	bool was_self;
 	long n = 0;
+	int cs;
 
 	if (!list)
 		return;
@@ -850,11 +851,16 @@ static void nocb_run_stranded(struct rcu_data *rdp)
 	 * naming the misuse). */
 	was_self = nocb_self;
 	nocb_self = true;
+	/* The callbacks run on the caller's thread here: as on an offload
+	 * thread, no cancellation point in one may end it with the rest of
+	 * the list taken and not run (internal.h). */
+	cs = trcu_cancel_disable();
 	for (; fifo; fifo = next, n++) {
 		next = fifo->next;
 		debug_rcu_head_unqueue(fifo);
 		fifo->func(fifo);
 	}
+	trcu_cancel_restore(cs);
 	nocb_self = was_self;
 	/* An RMW: the shutdown's sweep and the owner may both run one now
 	 * that no offload thread does.  Relaxed: only the statistics read it

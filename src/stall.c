@@ -108,6 +108,7 @@ void rcu_check_stall(void)
 		  RCU_SEQ_CTR_SHIFT;
 	struct stall_arg sa = { .n = 0 };
 	char msg[512], name[32];
+	int cs;
 
 	if (now < rcu_state.next_stall_ns)
 		return;
@@ -116,6 +117,9 @@ void rcu_check_stall(void)
 	if (!sa.total)
 		return;
 	atomic_fetch_add_explicit(&rcu_state.n_stall, 1, memory_order_relaxed);
+	/* The GP driver holds gp_mutex: no cancellation may act in fopen(),
+	 * fputs() or the application's hook (internal.h). */
+	cs = trcu_cancel_disable();
 	for (int i = 0; i < sa.n; i++) {
 		thread_name(sa.h[i].tid, name, sizeof(name));
 		snprintf(msg, sizeof(msg),
@@ -134,6 +138,7 @@ void rcu_check_stall(void)
 		stall_emit(msg);
 	}
 	stall_emit_callbacks(gp);
+	trcu_cancel_restore(cs);
 }
 
 void trcu_set_stall_handler(trcu_stall_fn fn, void *arg)

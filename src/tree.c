@@ -1490,7 +1490,7 @@ static void rcu_wait_gp_sr(void)
 		trcu_exit_gp_wait(r, was_online);
 }
 
-static void __trcu_synchronize_rcu(void)
+void trcu_synchronize_rcu(void)
 {
 	unsigned long s;
 
@@ -1521,15 +1521,7 @@ static void __trcu_synchronize_rcu(void)
 	rcu_wait_gp(s, false, true);
 }
 
-void trcu_synchronize_rcu(void)
-{
-	int cs = trcu_cancel_disable();
-
-	__trcu_synchronize_rcu();
-	trcu_cancel_restore(cs);
-}
-
-static void __trcu_synchronize_rcu_expedited(void)
+void trcu_synchronize_rcu_expedited(void)
 {
 	unsigned long s;
 
@@ -1541,14 +1533,6 @@ static void __trcu_synchronize_rcu_expedited(void)
 	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
 	rcu_wait_gp(s, true, true);
 	atomic_fetch_sub_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
-}
-
-void trcu_synchronize_rcu_expedited(void)
-{
-	int cs = trcu_cancel_disable();
-
-	__trcu_synchronize_rcu_expedited();
-	trcu_cancel_restore(cs);
 }
 
 /* ---- For the callback-offload threads ------------------------------------------------------ */

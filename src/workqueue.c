@@ -465,7 +465,20 @@ static int topo_alloc(struct wq_topo *t, int n)
 	return t->core_of && t->llc_of && t->node_of ? 0 : -ENOMEM;
 }
 
+static int topo_read_files(struct wq_topo *t);
+
+/* fopen()/opendir() are cancellation points, and wq_state.mutex is held:
+ * none may act in there (internal.h). */
 static int topo_read_real(struct wq_topo *t)
+{
+	int cs = trcu_cancel_disable();
+	int ret = topo_read_files(t);
+
+	trcu_cancel_restore(cs);
+	return ret;
+}
+
+static int topo_read_files(struct wq_topo *t)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	char path[128];
@@ -1701,7 +1714,7 @@ static bool own_function(struct trcu_work *work)
 	return current_worker && current_worker->current_work == work;
 }
 
-static bool __trcu_flush_work(struct trcu_work *work)
+bool trcu_flush_work(struct trcu_work *work)
 {
 	struct wq_barrier b;
 
@@ -1720,15 +1733,6 @@ static bool __trcu_flush_work(struct trcu_work *work)
 		return false;
 	wait_barrier(&b);
 	return true;
-}
-
-bool trcu_flush_work(struct trcu_work *work)
-{
-	int cs = trcu_cancel_disable();
-	bool ret = __trcu_flush_work(work);
-
-	trcu_cancel_restore(cs);
-	return ret;
 }
 
 /* ---- Pools ------------------------------------------------------------------------------ */
@@ -1929,7 +1933,7 @@ fail_errno:
 	return NULL;
 }
 
-static struct trcu_workqueue *__trcu_alloc_workqueue_scope(const char *name, unsigned int flags,
+struct trcu_workqueue *trcu_alloc_workqueue_scope(const char *name, unsigned int flags,
 						  int max_active, enum trcu_wq_affn scope)
 {
 	struct trcu_workqueue *wq;
@@ -1964,16 +1968,6 @@ static struct trcu_workqueue *__trcu_alloc_workqueue_scope(const char *name, uns
 	return wq;
 }
 
-struct trcu_workqueue *trcu_alloc_workqueue_scope(const char *name, unsigned int flags,
-						  int max_active, enum trcu_wq_affn scope)
-{
-	int cs = trcu_cancel_disable();
-	struct trcu_workqueue * ret = __trcu_alloc_workqueue_scope(name, flags, max_active, scope);
-
-	trcu_cancel_restore(cs);
-	return ret;
-}
-
 struct trcu_workqueue *trcu_alloc_workqueue(const char *name, unsigned int flags, int max_active)
 {
 	return trcu_alloc_workqueue_scope(name, flags, max_active, TRCU_WQ_AFFN_DFL);
@@ -1997,32 +1991,14 @@ static struct trcu_workqueue *system_wq_get(bool unbound)
 	return *slot;
 }
 
-static struct trcu_workqueue *__trcu_system_wq(void)
+struct trcu_workqueue *trcu_system_wq(void)
 {
 	return system_wq_get(false);
 }
 
-struct trcu_workqueue *trcu_system_wq(void)
-{
-	int cs = trcu_cancel_disable();
-	struct trcu_workqueue * ret = __trcu_system_wq();
-
-	trcu_cancel_restore(cs);
-	return ret;
-}
-
-static struct trcu_workqueue *__trcu_system_unbound_wq(void)
-{
-	return system_wq_get(true);
-}
-
 struct trcu_workqueue *trcu_system_unbound_wq(void)
 {
-	int cs = trcu_cancel_disable();
-	struct trcu_workqueue * ret = __trcu_system_unbound_wq();
-
-	trcu_cancel_restore(cs);
-	return ret;
+	return system_wq_get(true);
 }
 
 /*
@@ -2088,7 +2064,7 @@ static void flush_workqueue_inner(struct trcu_workqueue *wq)
 	pthread_mutex_unlock(&wq->flush_mutex);
 }
 
-static int __trcu_flush_workqueue(struct trcu_workqueue *wq)
+int trcu_flush_workqueue(struct trcu_workqueue *wq)
 {
 	int ret = wq_check(wq, "trcu_flush_workqueue");
 
@@ -2101,15 +2077,6 @@ static int __trcu_flush_workqueue(struct trcu_workqueue *wq)
 	}
 	flush_workqueue_inner(wq);
 	return 0;
-}
-
-int trcu_flush_workqueue(struct trcu_workqueue *wq)
-{
-	int cs = trcu_cancel_disable();
-	int ret = __trcu_flush_workqueue(wq);
-
-	trcu_cancel_restore(cs);
-	return ret;
 }
 
 static bool wq_is_empty(struct trcu_workqueue *wq)
@@ -2139,7 +2106,7 @@ static void drain_inner(struct trcu_workqueue *wq)
 	}
 }
 
-static int __trcu_drain_workqueue(struct trcu_workqueue *wq)
+int trcu_drain_workqueue(struct trcu_workqueue *wq)
 {
 	int ret = wq_check(wq, "trcu_drain_workqueue");
 
@@ -2162,15 +2129,6 @@ static int __trcu_drain_workqueue(struct trcu_workqueue *wq)
 		atomic_store_explicit(&wq->state, WQ_ALIVE, memory_order_relaxed);
 	pthread_mutex_unlock(&wq_state.mutex);
 	return 0;
-}
-
-int trcu_drain_workqueue(struct trcu_workqueue *wq)
-{
-	int cs = trcu_cancel_disable();
-	int ret = __trcu_drain_workqueue(wq);
-
-	trcu_cancel_restore(cs);
-	return ret;
 }
 
 static int cancel_timers_of(struct trcu_workqueue *wq);
@@ -2646,18 +2604,9 @@ bool trcu_cancel_work(struct trcu_work *work)
 	return __cancel_work(work, false, "trcu_cancel_work");
 }
 
-static bool __trcu_cancel_work_sync(struct trcu_work *work)
-{
-	return __cancel_work(work, true, "trcu_cancel_work_sync");
-}
-
 bool trcu_cancel_work_sync(struct trcu_work *work)
 {
-	int cs = trcu_cancel_disable();
-	bool ret = __trcu_cancel_work_sync(work);
-
-	trcu_cancel_restore(cs);
-	return ret;
+	return __cancel_work(work, true, "trcu_cancel_work_sync");
 }
 
 bool trcu_cancel_delayed_work(struct trcu_delayed_work *dw)
@@ -2665,18 +2614,9 @@ bool trcu_cancel_delayed_work(struct trcu_delayed_work *dw)
 	return __cancel_work(dw ? &dw->work : NULL, false, "trcu_cancel_delayed_work");
 }
 
-static bool __trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dw)
-{
-	return __cancel_work(dw ? &dw->work : NULL, true, "trcu_cancel_delayed_work_sync");
-}
-
 bool trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dw)
 {
-	int cs = trcu_cancel_disable();
-	bool ret = __trcu_cancel_delayed_work_sync(dw);
-
-	trcu_cancel_restore(cs);
-	return ret;
+	return __cancel_work(dw ? &dw->work : NULL, true, "trcu_cancel_delayed_work_sync");
 }
 
 bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq, struct trcu_delayed_work *dw,
@@ -2713,7 +2653,7 @@ bool trcu_mod_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *
 	return trcu_mod_delayed_work_on(-1, wq, dw, delay_us);
 }
 
-static bool __trcu_flush_delayed_work(struct trcu_delayed_work *dw)
+bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
 {
 	struct trcu_workqueue *wq = NULL;
 	int cpu = -1;
@@ -2734,15 +2674,6 @@ static bool __trcu_flush_delayed_work(struct trcu_delayed_work *dw)
 		trcu_warn("trcu_flush_delayed_work: workqueue \"%s\" is draining or destroyed: "
 			  "item dropped", wq->name);
 	return trcu_flush_work(&dw->work);
-}
-
-bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
-{
-	int cs = trcu_cancel_disable();
-	bool ret = __trcu_flush_delayed_work(dw);
-
-	trcu_cancel_restore(cs);
-	return ret;
 }
 
 struct trcu_work *trcu_current_work(void)
@@ -3010,7 +2941,7 @@ int trcu_wq_set_topology(const char *spec)
 	return ret;
 }
 
-static int __trcu_wq_topology_describe(char *buf, size_t len)
+int trcu_wq_topology_describe(char *buf, size_t len)
 {
 	int n;
 
@@ -3022,32 +2953,14 @@ static int __trcu_wq_topology_describe(char *buf, size_t len)
 	return n;
 }
 
-int trcu_wq_topology_describe(char *buf, size_t len)
-{
-	int cs = trcu_cancel_disable();
-	int ret = __trcu_wq_topology_describe(buf, len);
-
-	trcu_cancel_restore(cs);
-	return ret;
-}
-
-static int __trcu_wq_nr_cpus(void)
+int trcu_wq_nr_cpus(void)
 {
 	if (wq_topo_ready())
 		return -ENOMEM;
 	return wq_state.topo.nr_cpus;
 }
 
-int trcu_wq_nr_cpus(void)
-{
-	int cs = trcu_cancel_disable();
-	int ret = __trcu_wq_nr_cpus();
-
-	trcu_cancel_restore(cs);
-	return ret;
-}
-
-static int __trcu_wq_nr_pods(enum trcu_wq_affn scope)
+int trcu_wq_nr_pods(enum trcu_wq_affn scope)
 {
 	if (wq_topo_ready())
 		return -ENOMEM;
@@ -3058,16 +2971,7 @@ static int __trcu_wq_nr_pods(enum trcu_wq_affn scope)
 	return wq_state.topo.pt[scope].nr_pods;
 }
 
-int trcu_wq_nr_pods(enum trcu_wq_affn scope)
-{
-	int cs = trcu_cancel_disable();
-	int ret = __trcu_wq_nr_pods(scope);
-
-	trcu_cancel_restore(cs);
-	return ret;
-}
-
-static int __trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
+int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
 {
 	if (wq_topo_ready())
 		return -ENOMEM;
@@ -3077,15 +2981,6 @@ static int __trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
 	    cpu >= wq_state.topo.nr_cpus)
 		return -EINVAL;
 	return wq_state.topo.pt[scope].cpu_pod[cpu];
-}
-
-int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
-{
-	int cs = trcu_cancel_disable();
-	int ret = __trcu_wq_cpu_pod(scope, cpu);
-
-	trcu_cancel_restore(cs);
-	return ret;
 }
 
 const char *trcu_wq_affn_name(enum trcu_wq_affn scope)
@@ -3103,22 +2998,13 @@ int trcu_wq_affn_from_name(const char *name)
 	return -EINVAL;
 }
 
-static int __trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu)
+int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu)
 {
 	if (wq_check(wq, "trcu_wq_pool_id"))
 		return -EINVAL;
 	if (cpu < 0 || cpu >= wq_state.topo.nr_cpus)
 		return -EINVAL;
 	return wq_cpu_pwq(wq, cpu)->pool->id;
-}
-
-int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu)
-{
-	int cs = trcu_cancel_disable();
-	int ret = __trcu_wq_pool_id(wq, cpu);
-
-	trcu_cancel_restore(cs);
-	return ret;
 }
 
 int trcu_wq_set_thread_cpu(int cpu)
