@@ -91,7 +91,8 @@ static inline void list_move_tail(struct trcu_wq_link *n, struct trcu_wq_link *h
  * kernel's rule): the owner may queue the item or arm its timer; everyone
  * else only reads.  QUEUED, INACTIVE, LINKED and COLOR change only under the
  * pool lock of the pool named in the word.  TIMER changes only under
- * wq_state.timer_lock.
+ * wq_state.timer_lock.  The word is a plain uintptr_t in the public header
+ * (the same in C and C++); every access is an __atomic builtin.
  */
 #define WORK_PENDING   TRCU_WORK_PENDING_BIT
 #define WORK_QUEUED    ((uintptr_t)2)   /* on a list of the pool in the word */
@@ -113,7 +114,7 @@ static inline uintptr_t work_data(struct trcu_work *w)
 {
 	/* Acquire: pairs with the release/seq_cst stores of the data word in
 	 * insert_work() and set_work_pool_and_clear_pending(). */
-	return atomic_load_explicit(&w->priv.data, memory_order_acquire);
+	return __atomic_load_n(&w->priv.data, __ATOMIC_ACQUIRE);
 }
 
 /* ---- Topology --------------------------------------------------------------- */
@@ -1114,7 +1115,7 @@ static struct trcu_wq_link *move_linked_works(struct trcu_work *work, struct trc
 
 		n = e->next;
 		list_move_tail(e, head);
-		if (!(atomic_load_explicit(&cur->priv.data, memory_order_relaxed) & WORK_LINKED))
+		if (!(__atomic_load_n(&cur->priv.data, __ATOMIC_RELAXED) & WORK_LINKED))
 			break;
 		e = n;
 	}
@@ -1156,7 +1157,7 @@ static bool pwq_activate_first_inactive(struct pool_workqueue *pwq)
 	work = work_of(pwq->inactive_works.next);
 	/* Relaxed RMW: INACTIVE changes only under this pool lock; the RMW keeps
 	 * a concurrent fetch_or of PENDING by a queuer intact. */
-	atomic_fetch_and_explicit(&work->priv.data, ~WORK_INACTIVE, memory_order_relaxed);
+	__atomic_fetch_and(&work->priv.data, ~WORK_INACTIVE, __ATOMIC_RELAXED);
 	pwq->nr_active++;
 	move_linked_works(work, &pwq->pool->worklist);
 	return true;
@@ -1204,9 +1205,9 @@ static void insert_work(struct pool_workqueue *pwq, struct trcu_work *work,
 	list_add_tail(&work->priv.entry, head);
 	/* Release: pairs with the acquire load in work_data() (flush/cancel
 	 * read the pool from the word, then lock it and re-check). */
-	atomic_store_explicit(&work->priv.data,
-			      (uintptr_t)pwq->pool | WORK_PENDING | WORK_QUEUED | extra,
-			      memory_order_release);
+	__atomic_store_n(&work->priv.data,
+			 (uintptr_t)pwq->pool | WORK_PENDING | WORK_QUEUED | extra,
+			 __ATOMIC_RELEASE);
 }
 
 /* Clear PENDING as the worker takes the item; from now on it may be queued
@@ -1217,14 +1218,14 @@ static void insert_work(struct pool_workqueue *pwq, struct trcu_work *work,
  * set_work_pool_and_clear_pending()). */
 static void set_work_pool_and_clear_pending(struct trcu_work *work, struct worker_pool *pool)
 {
-	atomic_exchange_explicit(&work->priv.data, (uintptr_t)pool, memory_order_seq_cst);
+	__atomic_exchange_n(&work->priv.data, (uintptr_t)pool, __ATOMIC_SEQ_CST);
 }
 
 /* true if we now own PENDING (it was clear). */
 static bool test_and_set_pending(struct trcu_work *work)
 {
 	/* seq_cst: pairs with set_work_pool_and_clear_pending(). */
-	return !(atomic_fetch_or_explicit(&work->priv.data, WORK_PENDING, memory_order_seq_cst) &
+	return !(__atomic_fetch_or(&work->priv.data, WORK_PENDING, __ATOMIC_SEQ_CST) &
 		 WORK_PENDING);
 }
 
@@ -1340,7 +1341,7 @@ static void process_one_work(struct worker *w, struct trcu_work *work)
 {
 	struct worker_pool *pool = w->pool;
 	struct pool_workqueue *pwq = work->priv.pwq;
-	uintptr_t d = atomic_load_explicit(&work->priv.data, memory_order_relaxed);
+	uintptr_t d = __atomic_load_n(&work->priv.data, __ATOMIC_RELAXED);
 	bool barrier = is_barrier(work);
 	struct worker *wake;
 	trcu_work_func_t fn;
@@ -1666,8 +1667,8 @@ static void insert_wq_barrier(struct pool_workqueue *pwq, struct wq_barrier *b,
 	} else {
 		head = target->priv.entry.next;
 		/* Relaxed RMW under the pool lock (LINKED's lock). */
-		linked = atomic_fetch_or_explicit(&target->priv.data, WORK_LINKED,
-						  memory_order_relaxed) & WORK_LINKED;
+		linked = __atomic_fetch_or(&target->priv.data, WORK_LINKED,
+					   __ATOMIC_RELAXED) & WORK_LINKED;
 	}
 	insert_work(pwq, &b->work, head, linked);
 }
@@ -1689,7 +1690,7 @@ static bool start_flush_work(struct trcu_work *work, struct wq_barrier *b)
 		if (!pool)
 			return false;
 		pthread_mutex_lock(&pool->lock);
-		d = atomic_load_explicit(&work->priv.data, memory_order_relaxed);
+		d = __atomic_load_n(&work->priv.data, __ATOMIC_RELAXED);
 		if (data_pool(d) != pool) {
 			pthread_mutex_unlock(&pool->lock);
 			continue;   /* moved on meanwhile: look again */
@@ -2363,7 +2364,7 @@ static void heap_insert(struct trcu_delayed_work *dw)
 	wq_state.heap[wq_state.heap_n++] = dw;
 	heap_up(dw->priv.timer_idx);
 	/* Relaxed RMW: TIMER changes only under timer_lock. */
-	atomic_fetch_or_explicit(&dw->work.priv.data, WORK_TIMER, memory_order_relaxed);
+	__atomic_fetch_or(&dw->work.priv.data, WORK_TIMER, __ATOMIC_RELAXED);
 }
 
 static void heap_remove(struct trcu_delayed_work *dw)
@@ -2376,7 +2377,7 @@ static void heap_remove(struct trcu_delayed_work *dw)
 		heap_up(i);
 	}
 	dw->priv.timer_idx = -1;
-	atomic_fetch_and_explicit(&dw->work.priv.data, ~WORK_TIMER, memory_order_relaxed);
+	__atomic_fetch_and(&dw->work.priv.data, ~WORK_TIMER, __ATOMIC_RELAXED);
 }
 
 /* Arm @dw (we own PENDING and a heap_reserve() slot, which this uses or
@@ -2520,7 +2521,7 @@ static int try_to_grab_pending(struct trcu_work *work)
 	if (!pool)
 		return -EAGAIN;
 	pthread_mutex_lock(&pool->lock);
-	d = atomic_load_explicit(&work->priv.data, memory_order_relaxed);
+	d = __atomic_load_n(&work->priv.data, __ATOMIC_RELAXED);
 	if (!(d & WORK_QUEUED) || data_pool(d) != pool) {
 		pthread_mutex_unlock(&pool->lock);
 		return -EAGAIN;
@@ -2537,8 +2538,8 @@ static int try_to_grab_pending(struct trcu_work *work)
 		list_del_init(&work->priv.entry);
 		pwq_dec_nr_in_flight(pwq, work_color_of(d), true);
 		/* Release: pairs with work_data() of later flushers. */
-		atomic_store_explicit(&work->priv.data, (uintptr_t)pool | WORK_PENDING,
-				      memory_order_release);
+		__atomic_store_n(&work->priv.data, (uintptr_t)pool | WORK_PENDING,
+				 __ATOMIC_RELEASE);
 	}
 	wake = wake_locked_or_defer(kick_pool_pick(pool));
 	pthread_mutex_unlock(&pool->lock);
@@ -2584,7 +2585,7 @@ static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn)
 		struct wq_barrier b;
 
 		/* Relaxed RMW: we own PENDING; CANCELING tells others to wait. */
-		atomic_fetch_or_explicit(&work->priv.data, WORK_CANCELING, memory_order_relaxed);
+		__atomic_fetch_or(&work->priv.data, WORK_CANCELING, __ATOMIC_RELAXED);
 		if (start_flush_work(work, &b))
 			wait_barrier(&b);
 	}

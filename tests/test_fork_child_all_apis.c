@@ -93,7 +93,7 @@ static void *updater(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop) && atomic_load(&next_id) < MAX_IDS - 1000) {
-		struct obj *o = rcu_xchg_pointer(gp, obj_new());
+		struct obj *o = rcu_xchg_pointer(&gp, obj_new());
 
 		switch (n++ % 8) {
 		case 0:
@@ -246,7 +246,7 @@ int main(void)
 	}
 	pthread_join(slow, NULL);
 	{
-		struct obj *last = rcu_xchg_pointer(gp, NULL);
+		struct obj *last = rcu_xchg_pointer(&gp, NULL);
 
 		call_rcu(&last->rh, free_cb);
 	}

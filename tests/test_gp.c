@@ -108,7 +108,7 @@ static void *updater(void *arg)
 		struct elem *e = malloc(sizeof(*e));
 		atomic_store_explicit(&e->magic, MAGIC, memory_order_relaxed);
 		e->seq = i;
-		struct elem *old = rcu_xchg_pointer(gptr, e);
+		struct elem *old = rcu_xchg_pointer(&gptr, e);
 		if ((i & 3) == 3)
 			synchronize_rcu_expedited();
 		else

@@ -132,7 +132,7 @@ int main(void)
 	 * reader see POISON. */
 	end = check_now_ms() + 2000;
 	while (check_now_ms() < end) {
-		old = rcu_xchg_pointer(cur, elem_new());
+		old = rcu_xchg_pointer(&cur, elem_new());
 		synchronize_rcu();
 		atomic_store_explicit(&old->magic, POISON, memory_order_relaxed);
 		free(old);

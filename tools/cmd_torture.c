@@ -689,7 +689,7 @@ static void *cbwriter_fn(void *arg)
 		}
 		atomic_fetch_add(&cbt.inflight, 1);
 		elem_init(&ce->e, ++seq);
-		old = (struct cbelem *)rcu_xchg_pointer(cbt.slot[idx], &ce->e);
+		old = (struct cbelem *)rcu_xchg_pointer(&cbt.slot[idx], &ce->e);
 		if (old)
 			cb_retire(old, rnd(&rng));
 		atomic_fetch_add(&cbt.updates, 1);

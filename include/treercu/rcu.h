@@ -11,7 +11,8 @@
  * Every exported symbol starts with trcu_.  The familiar kernel/liburcu names
  * (rcu_read_lock(), synchronize_rcu(), call_rcu(), ...) are what users type;
  * define TREERCU_NO_SHORT_NAMES before including this header to get only the
- * trcu_ names (for a program that also includes liburcu's headers).
+ * trcu_ names (for a program that also includes liburcu's headers).  See
+ * "Familiar names" at the end of this header for what the short names are.
  */
 #ifndef TREERCU_RCU_H
 #define TREERCU_RCU_H
@@ -23,6 +24,22 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#ifndef TREERCU_NO_SHORT_NAMES
+#ifdef _URCU_CALL_RCU_H
+#error "treercu: liburcu's <urcu/call-rcu.h> already defines struct rcu_head; define TREERCU_NO_SHORT_NAMES to use treercu beside liburcu (prefixed names only)"
+#endif
+/*
+ * With the short names the kernel's type names are the real tags: the
+ * callback head is struct rcu_head and struct trcu_head is another spelling
+ * of it (a user's own struct rcu_head then collides loudly instead of being
+ * renamed).  With TREERCU_NO_SHORT_NAMES the tags are trcu_head and
+ * trcu_gp_oldstate and nothing named rcu_* is declared.  Tags do not reach
+ * the ABI: the functions are extern "C" and take pointers.
+ */
+#define trcu_head        rcu_head
+#define trcu_gp_oldstate rcu_gp_oldstate
 #endif
 
 #define TRCU_LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -199,26 +216,62 @@ static inline bool trcu_read_lock_held(void)
 /* ---- Pointer publication ------------------------------------------------ */
 
 /*
- * rcu_dereference: load a pointer published with rcu_assign_pointer().
- * A consume load; compilers implement consume as acquire, which costs nothing
- * on x86-64 and one ldar on arm64.  Pairs with the release store in
- * trcu_assign_pointer() / trcu_xchg_pointer().
+ * The pointer macros take plain pointers in C and C++ and, in C, _Atomic
+ * ones too.  TRCU_PTR_ADDR(pp) is what the __atomic builtins are given:
+ * clang refuses an _Atomic operand there, so in C with clang the address is
+ * converted to one of the unqualified pointer type (same size, alignment and
+ * representation; "(void)0, x" drops the qualifiers, as gcc's own
+ * <stdatomic.h> does).  gcc and C++ take the address as it is.
+ */
+#if defined(__clang__) && !defined(__cplusplus)
+#define TRCU_PTR_ADDR(pp)  ((__typeof__((void)0, *(pp)) *)(pp))
+#define TRCU_PTR_CADDR(pp) ((__typeof__((void)0, *(pp)) const *)(pp))
+#else
+#define TRCU_PTR_ADDR(pp)  (pp)
+#define TRCU_PTR_CADDR(pp) (pp)
+#endif
+
+/*
+ * trcu_dereference(p): load the pointer p (an lvalue) published with one of
+ * the macros below.  A consume load; compilers implement consume as acquire,
+ * which costs nothing on x86-64 and one ldar on arm64.  Pairs with the
+ * release (or stronger) store of trcu_assign_pointer(), trcu_set_pointer(),
+ * trcu_xchg_pointer() and trcu_cmpxchg_pointer().
  */
 #define trcu_dereference(p) \
-	(__extension__({ \
-		__typeof__(p) ___p = __atomic_load_n(&(p), __ATOMIC_CONSUME); \
-		___p; \
-	}))
+	__atomic_load_n(TRCU_PTR_CADDR(&(p)), __ATOMIC_CONSUME)
 
-/* Release store: the pointee's initialisation is visible before the pointer.
- * Pairs with the consume load in trcu_dereference(). */
+/* trcu_assign_pointer(p, v): the kernel's form, p an lvalue.  Release store:
+ * the pointee's initialisation is visible before the pointer.  Pairs with
+ * the consume load in trcu_dereference(). */
 #define trcu_assign_pointer(p, v) \
-	__atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+	__atomic_store_n(TRCU_PTR_ADDR(&(p)), (v), __ATOMIC_RELEASE)
 
-/* Exchange with full ordering (acq_rel): publishes v like assign_pointer and
- * returns the old pointer for a later grace period to free. */
-#define trcu_xchg_pointer(p, v) \
-	__atomic_exchange_n(&(p), (v), __ATOMIC_ACQ_REL)
+/* trcu_set_pointer(pp, v): liburcu's form, pp the pointer's address; the
+ * same release store as trcu_assign_pointer(*pp, v) (pairs with
+ * trcu_dereference()). */
+#define trcu_set_pointer(pp, v) \
+	__atomic_store_n(TRCU_PTR_ADDR(pp), (v), __ATOMIC_RELEASE)
+
+/* trcu_xchg_pointer(pp, v): liburcu's form.  Stores v into *pp and returns
+ * the old pointer (for a later grace period to free).  Full ordering, as
+ * liburcu's: its release half publishes v (pairs with trcu_dereference()),
+ * its acquire half orders the old pointee's use after the load. */
+#define trcu_xchg_pointer(pp, v) \
+	__atomic_exchange_n(TRCU_PTR_ADDR(pp), (v), __ATOMIC_SEQ_CST)
+
+/* trcu_cmpxchg_pointer(pp, old, new): liburcu's form.  If *pp is old, stores
+ * new; returns what *pp held (equal to old exactly when new was stored).
+ * Ordered as trcu_xchg_pointer() when it stores; when it does not, an
+ * acquire load, so the pointer returned may be followed as one from
+ * trcu_dereference() (pairs with the publishing release store). */
+#define trcu_cmpxchg_pointer(pp, old, new_) \
+	(__extension__({ \
+		__typeof__((void)0, *(pp)) trcu__cmpxchg_old_ = (old); \
+		__atomic_compare_exchange_n(TRCU_PTR_ADDR(pp), &trcu__cmpxchg_old_, (new_), \
+					    0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE); \
+		trcu__cmpxchg_old_; \
+	}))
 
 /* ---- Threads ------------------------------------------------------------ */
 
@@ -405,40 +458,52 @@ void trcu_get_stats(struct trcu_stats *st);
 void trcu_shutdown(void);
 
 /* ---- Familiar names ----------------------------------------------------- */
+/*
+ * Unless TREERCU_NO_SHORT_NAMES is defined, the kernel's and liburcu's names
+ * map onto the trcu_ ones.  Names of functions are object-like macros, as in
+ * liburcu, so they can be taken as values (a function pointer to call_rcu)
+ * and rename a user's identifier of the same name consistently within the
+ * file.  Names of macros (rcu_dereference() and the pointer macros) keep
+ * their arguments.  Where a name is liburcu's its form is liburcu's
+ * (rcu_xchg_pointer(&p, v)); kernel names keep the kernel's meaning
+ * (rcu_assign_pointer(p, v)).  The type names are above (struct rcu_head).
+ */
 #ifndef TREERCU_NO_SHORT_NAMES
-#define rcu_read_lock()                trcu_read_lock()
-#define rcu_read_unlock()              trcu_read_unlock()
-#define rcu_read_lock_held()           trcu_read_lock_held()
+#define rcu_read_lock                  trcu_read_lock
+#define rcu_read_unlock                trcu_read_unlock
+#define rcu_read_lock_held             trcu_read_lock_held
+#define rcu_read_ongoing               trcu_read_lock_held
 #define rcu_dereference(p)             trcu_dereference(p)
 #define rcu_assign_pointer(p, v)       trcu_assign_pointer(p, v)
-#define rcu_xchg_pointer(p, v)         trcu_xchg_pointer(p, v)
-#define rcu_register_thread()          trcu_register_thread()
-#define rcu_unregister_thread()        trcu_unregister_thread()
-#define rcu_thread_online()            trcu_thread_online()
-#define rcu_thread_offline()           trcu_thread_offline()
-#define rcu_quiescent_state()          trcu_quiescent_state()
-#define call_rcu_before_fork()         trcu_before_fork()
-#define call_rcu_after_fork_parent()   trcu_after_fork_parent()
-#define call_rcu_after_fork_child()    trcu_after_fork_child()
-#define synchronize_rcu()              trcu_synchronize_rcu()
-#define synchronize_rcu_expedited()    trcu_synchronize_rcu_expedited()
-#define get_state_synchronize_rcu()    trcu_get_state_synchronize_rcu()
-#define start_poll_synchronize_rcu()   trcu_start_poll_synchronize_rcu()
-#define poll_state_synchronize_rcu(c)  trcu_poll_state_synchronize_rcu(c)
-#define cond_synchronize_rcu(c)        trcu_cond_synchronize_rcu(c)
-#define get_completed_synchronize_rcu() trcu_get_completed_synchronize_rcu()
-#define get_state_synchronize_rcu_full(s)   trcu_get_state_synchronize_rcu_full(s)
-#define start_poll_synchronize_rcu_full(s)  trcu_start_poll_synchronize_rcu_full(s)
-#define poll_state_synchronize_rcu_full(s)  trcu_poll_state_synchronize_rcu_full(s)
-#define cond_synchronize_rcu_full(s)        trcu_cond_synchronize_rcu_full(s)
-#define get_completed_synchronize_rcu_full(s) trcu_get_completed_synchronize_rcu_full(s)
+#define rcu_set_pointer(pp, v)         trcu_set_pointer(pp, v)
+#define rcu_xchg_pointer(pp, v)        trcu_xchg_pointer(pp, v)
+#define rcu_cmpxchg_pointer(pp, o, n)  trcu_cmpxchg_pointer(pp, o, n)
+#define rcu_register_thread            trcu_register_thread
+#define rcu_unregister_thread          trcu_unregister_thread
+#define rcu_thread_online              trcu_thread_online
+#define rcu_thread_offline             trcu_thread_offline
+#define rcu_quiescent_state            trcu_quiescent_state
+#define call_rcu_before_fork           trcu_before_fork
+#define call_rcu_after_fork_parent     trcu_after_fork_parent
+#define call_rcu_after_fork_child      trcu_after_fork_child
+#define synchronize_rcu                trcu_synchronize_rcu
+#define synchronize_rcu_expedited      trcu_synchronize_rcu_expedited
+#define get_state_synchronize_rcu      trcu_get_state_synchronize_rcu
+#define start_poll_synchronize_rcu     trcu_start_poll_synchronize_rcu
+#define poll_state_synchronize_rcu     trcu_poll_state_synchronize_rcu
+#define cond_synchronize_rcu           trcu_cond_synchronize_rcu
+#define get_completed_synchronize_rcu  trcu_get_completed_synchronize_rcu
+#define get_state_synchronize_rcu_full      trcu_get_state_synchronize_rcu_full
+#define start_poll_synchronize_rcu_full     trcu_start_poll_synchronize_rcu_full
+#define poll_state_synchronize_rcu_full     trcu_poll_state_synchronize_rcu_full
+#define cond_synchronize_rcu_full           trcu_cond_synchronize_rcu_full
+#define get_completed_synchronize_rcu_full  trcu_get_completed_synchronize_rcu_full
+#define same_state_synchronize_rcu_full     trcu_same_state_synchronize_rcu_full
 #define RCU_GET_STATE_COMPLETED        TRCU_GET_STATE_COMPLETED
-#define rcu_head                       trcu_head
-#define call_rcu(h, f)                 trcu_call_rcu(h, f)
-#define call_rcu_hurry(h, f)           trcu_call_rcu_hurry(h, f)
-#define rcu_barrier()                  trcu_rcu_barrier()
-#define rcu_free(p)                    trcu_rcu_free(p)
-#define rcu_gp_oldstate                trcu_gp_oldstate
+#define call_rcu                       trcu_call_rcu
+#define call_rcu_hurry                 trcu_call_rcu_hurry
+#define rcu_barrier                    trcu_rcu_barrier
+#define rcu_free                       trcu_rcu_free
 #endif
 
 #ifdef __cplusplus

@@ -43,8 +43,9 @@
 #ifndef TREERCU_WORKQUEUE_H
 #define TREERCU_WORKQUEUE_H
 
-#include <stdatomic.h>
+#ifndef __cplusplus
 #include <stdbool.h>
+#endif
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,11 +68,13 @@ struct trcu_wq_link {
  * TRCU_WORK_INITIALIZER(); everything under priv belongs to the library.
  * The item must stay allocated while it is pending; the function may free
  * it (the library does not touch the item after calling its function).
+ * priv.data is a plain field accessed only with the compiler's __atomic
+ * builtins, so that the header is the same in C and C++.
  */
 struct trcu_work {
 	trcu_work_func_t func;
 	struct {
-		_Atomic uintptr_t data;    /* PENDING and state bits | pool */
+		uintptr_t data;            /* PENDING and state bits | pool */
 		struct trcu_wq_link entry; /* on a worklist while queued */
 		void *pwq;                 /* pool_workqueue while queued */
 	} priv;
@@ -88,11 +91,13 @@ struct trcu_delayed_work {
 	} priv;
 };
 
+/* Positional (not designated) so that C++17 accepts them too.  The fields
+ * are { func, { data, entry, pwq } } and { work, { expires_ns, wq, cpu,
+ * timer_idx } }. */
 #define TRCU_WORK_INITIALIZER(fn) \
-	{ .func = (fn), .priv = { .data = 0, .entry = { NULL, NULL }, .pwq = NULL } }
+	{ (fn), { 0, { NULL, NULL }, NULL } }
 #define TRCU_DELAYED_WORK_INITIALIZER(fn) \
-	{ .work = TRCU_WORK_INITIALIZER(fn), \
-	  .priv = { .expires_ns = 0, .wq = NULL, .cpu = -1, .timer_idx = -1 } }
+	{ TRCU_WORK_INITIALIZER(fn), { 0, NULL, -1, -1 } }
 #define TRCU_DECLARE_WORK(name, fn) struct trcu_work name = TRCU_WORK_INITIALIZER(fn)
 #define TRCU_DECLARE_DELAYED_WORK(name, fn) \
 	struct trcu_delayed_work name = TRCU_DELAYED_WORK_INITIALIZER(fn)
@@ -100,7 +105,8 @@ struct trcu_delayed_work {
 static inline void trcu_init_work(struct trcu_work *w, trcu_work_func_t fn)
 {
 	w->func = fn;
-	atomic_store_explicit(&w->priv.data, 0, memory_order_relaxed);
+	/* Relaxed: the item is not yet visible to any other thread. */
+	__atomic_store_n(&w->priv.data, 0, __ATOMIC_RELAXED);
 	w->priv.entry.next = w->priv.entry.prev = &w->priv.entry;
 	w->priv.pwq = NULL;
 }
@@ -126,10 +132,11 @@ static inline struct trcu_delayed_work *trcu_to_delayed_work(struct trcu_work *w
 /* Bit 0 of priv.data: set while the item is pending (queued or timer armed). */
 #define TRCU_WORK_PENDING_BIT ((uintptr_t)1)
 
+/* Relaxed: a snapshot that may be stale by the time it is returned, as the
+ * kernel's work_pending(); nothing is ordered by it. */
 static inline bool trcu_work_pending(const struct trcu_work *w)
 {
-	return atomic_load_explicit(&((struct trcu_work *)w)->priv.data,
-				    memory_order_relaxed) & TRCU_WORK_PENDING_BIT;
+	return (__atomic_load_n(&w->priv.data, __ATOMIC_RELAXED) & TRCU_WORK_PENDING_BIT) != 0;
 }
 
 static inline bool trcu_delayed_work_pending(const struct trcu_delayed_work *dw)

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The public headers in a user's file, with every compiler, language and
+# standard a user may pick:
+#   - each header alone, all of them together in both orders, and
+#     tests/headers/use.c (every inline function and macro of the API), as C
+#     (gcc, clang: -std=c11 -pedantic, -std=gnu11) and as C++ (g++, clang++:
+#     -std=c++17, -std=c++20, -pedantic), all with -Wall -Wextra -Werror
+#     -Wcast-qual -Wshadow -Wundef, with and without TREERCU_NO_SHORT_NAMES;
+#   - beside liburcu's headers (when installed), in both orders, with
+#     TREERCU_NO_SHORT_NAMES; without it, liburcu first is refused with a
+#     message naming TREERCU_NO_SHORT_NAMES;
+#   - use.c linked with the library and run, as C and as C++;
+#   - tests/headers/readside.c compiled as C and as C++ by each compiler
+#     family at -O2: the two disassemblies must be identical.
+# A compiler that is not installed is skipped with a note (scripts/deps.sh
+# installs them all).  Exits 0 when everything passed, 1 otherwise, naming
+# each failure.
+#
+# usage: header_matrix.sh SRC_DIR WORK_DIR [LIBRARY [SANITIZE [FENCED]]]
+#   LIBRARY   the built treercu library to link use.c with ("" to skip)
+#   SANITIZE  the build's TREERCU_SANITIZE (linking is skipped when set:
+#             the sanitizer runtimes of gcc and clang do not mix)
+#   FENCED    ON when the build forces the fenced read side (the header
+#             then expands other code: compile it that way too)
+set -u
+
+src=${1:?usage: header_matrix.sh SRC_DIR WORK_DIR [LIBRARY [SANITIZE [FENCED]]]}
+work=${2:?usage: header_matrix.sh SRC_DIR WORK_DIR [LIBRARY [SANITIZE [FENCED]]]}
+lib=${3:-}
+sanitize=${4:-}
+fenced=${5:-OFF}
+
+inc="$src/include"
+mkdir -p "$work" || exit 1
+fail=0
+ran=0
+defs=()
+case "$fenced" in ON|on|1|TRUE|true) defs+=(-DTREERCU_FENCED=1) ;; esac
+
+warn=(-Wall -Wextra -Werror -Wcast-qual -Wshadow -Wundef)
+c_modes=("-std=c11 -pedantic" "-std=gnu11")
+cxx_modes=("-std=c++17 -pedantic" "-std=c++20 -pedantic")
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# compile LABEL COMPILER LANG(c|c++) "MODE" FILE [extra flags...]
+compile() {
+	local label=$1 cc=$2 lang=$3 mode=$4 file=$5
+	shift 5
+	local log="$work/last.log"
+	ran=$((ran + 1))
+	# shellcheck disable=SC2086  # MODE is a list of flags
+	if ! "$cc" -x "$lang" $mode "${warn[@]}" "${defs[@]}" -I"$inc" "$@" \
+		-c "$file" -o "$work/out.o" >"$log" 2>&1; then
+		echo "FAIL: $label: $cc -x $lang $mode $* $(basename "$file")"
+		sed -n '1,12p' "$log"
+		fail=1
+		return 1
+	fi
+	return 0
+}
+
+# The translation units: each header alone, then together in both orders.
+headers=()
+for h in "$inc"/treercu/*.h; do
+	headers+=("treercu/$(basename "$h")")
+done
+tus=()
+for h in "${headers[@]}"; do
+	f="$work/alone_$(basename "$h" .h).c"
+	printf '#include <%s>\n#include <%s>\nint header_matrix_tu;\n' "$h" "$h" >"$f"
+	tus+=("$f")
+done
+f="$work/together.c"
+: >"$f"
+for h in "${headers[@]}"; do printf '#include <%s>\n' "$h" >>"$f"; done
+printf 'int header_matrix_tu;\n' >>"$f"
+tus+=("$f")
+f="$work/together_rev.c"
+: >"$f"
+for ((i = ${#headers[@]} - 1; i >= 0; i--)); do printf '#include <%s>\n' "${headers[i]}" >>"$f"; done
+printf 'int header_matrix_tu;\n' >>"$f"
+tus+=("$f")
+tus+=("$src/tests/headers/use.c")
+
+for names in short prefixed; do
+	nd=()
+	[ "$names" = prefixed ] && nd=(-DTREERCU_NO_SHORT_NAMES)
+	for cc in gcc clang; do
+		if ! have "$cc"; then echo "skip: $cc not installed"; continue; fi
+		for mode in "${c_modes[@]}"; do
+			for tu in "${tus[@]}"; do
+				compile "C $names" "$cc" c "$mode" "$tu" "${nd[@]}"
+			done
+		done
+	done
+	for cxx in g++ clang++; do
+		if ! have "$cxx"; then echo "skip: $cxx not installed"; continue; fi
+		for mode in "${cxx_modes[@]}"; do
+			for tu in "${tus[@]}"; do
+				compile "C++ $names" "$cxx" c++ "$mode" "$tu" "${nd[@]}"
+			done
+		done
+	done
+done
+
+# Beside liburcu: its headers are not -pedantic clean in C++, so the plain
+# warning set there.
+if have gcc && printf '#include <urcu/urcu-memb.h>\n' | gcc -x c -E - >/dev/null 2>&1; then
+	for order in treercu-first liburcu-first; do
+		f="$work/coexist_$order.c"
+		if [ "$order" = treercu-first ]; then
+			printf '#include <treercu/treercu.h>\n#include <urcu/urcu-memb.h>\n' >"$f"
+		else
+			printf '#include <urcu/urcu-memb.h>\n#include <treercu/treercu.h>\n' >"$f"
+		fi
+		cat >>"$f" <<'EOF'
+struct both { struct rcu_head lu; struct trcu_head tr; };
+void both_use(struct both *b, void (*lf)(struct rcu_head *), void (*tf)(struct trcu_head *));
+void both_use(struct both *b, void (*lf)(struct rcu_head *), void (*tf)(struct trcu_head *))
+{
+	urcu_memb_read_lock();
+	trcu_read_lock();
+	trcu_read_unlock();
+	urcu_memb_read_unlock();
+	urcu_memb_call_rcu(&b->lu, lf);
+	trcu_call_rcu(&b->tr, tf);
+}
+EOF
+		for cc in gcc clang; do
+			have "$cc" || continue
+			compile "beside liburcu ($order)" "$cc" c "-std=gnu11" "$f" -DTREERCU_NO_SHORT_NAMES
+		done
+		for cxx in g++ clang++; do
+			have "$cxx" || continue
+			compile "beside liburcu ($order)" "$cxx" c++ "-std=c++17" "$f" -DTREERCU_NO_SHORT_NAMES
+		done
+	done
+	# Short names with liburcu's header first: a clear refusal.
+	ran=$((ran + 1))
+	if gcc -x c -std=gnu11 -I"$inc" -c "$work/coexist_liburcu-first.c" -o "$work/out.o" \
+		>"$work/last.log" 2>&1; then
+		echo "FAIL: liburcu's header first, short names on: compiled (expected a refusal)"
+		fail=1
+	elif ! grep -q 'define TREERCU_NO_SHORT_NAMES' "$work/last.log"; then
+		echo "FAIL: liburcu's header first, short names on: the error does not name TREERCU_NO_SHORT_NAMES:"
+		sed -n '1,8p' "$work/last.log"
+		fail=1
+	fi
+else
+	echo "skip: liburcu's headers not installed (the side-by-side check)"
+fi
+
+# use.c linked with the library and run, as C and as C++.
+if [ -n "$lib" ] && [ -z "$sanitize" ]; then
+	libdir=$(dirname "$lib")
+	for pair in "gcc c" "g++ c++" "clang c" "clang++ c++"; do
+		set -- $pair
+		cc=$1 lang=$2
+		have "$cc" || continue
+		for names in short prefixed; do
+			nd=()
+			[ "$names" = prefixed ] && nd=(-DTREERCU_NO_SHORT_NAMES)
+			exe="$work/use_${cc}_$names"
+			ran=$((ran + 1))
+			if ! "$cc" -x "$lang" -O2 "${warn[@]}" "${defs[@]}" "${nd[@]}" -I"$inc" \
+				-c "$src/tests/headers/use.c" -o "$exe.o" >"$work/last.log" 2>&1 ||
+				! "$cc" "$exe.o" "$lib" -Wl,-rpath,"$libdir" -pthread -o "$exe" \
+				>>"$work/last.log" 2>&1; then
+				echo "FAIL: use.c ($cc, $names names) does not build and link:"
+				sed -n '1,12p' "$work/last.log"
+				fail=1
+				continue
+			fi
+			if ! out=$(timeout 120 "$exe" 2>&1); then
+				echo "FAIL: use.c ($cc, $names names) ran and failed:"
+				echo "$out" | sed -n '1,12p'
+				fail=1
+			fi
+		done
+	done
+elif [ -n "$sanitize" ]; then
+	echo "skip: linking use.c (sanitizer build)"
+fi
+
+# The read side compiles to the same instructions in C and in C++.
+disasm() {
+	# Instructions and relocations only: drop the file-name header.
+	objdump -d -r --no-show-raw-insn "$1" | sed -n '/^Disassembly/,$p'
+}
+if have objdump; then
+	for pair in "gcc g++" "clang clang++"; do
+		set -- $pair
+		cc=$1 cxx=$2
+		if ! have "$cc" || ! have "$cxx"; then
+			echo "skip: read-side C/C++ comparison with $cc/$cxx (not installed)"
+			continue
+		fi
+		ran=$((ran + 1))
+		if ! "$cc" -x c -std=gnu11 -O2 "${defs[@]}" -I"$inc" -c "$src/tests/headers/readside.c" \
+			-o "$work/rs_c.o" >"$work/last.log" 2>&1 ||
+			! "$cxx" -x c++ -std=c++17 -O2 "${defs[@]}" -I"$inc" -c "$src/tests/headers/readside.c" \
+			-o "$work/rs_cxx.o" >>"$work/last.log" 2>&1; then
+			echo "FAIL: readside.c does not compile with $cc/$cxx:"
+			sed -n '1,12p' "$work/last.log"
+			fail=1
+			continue
+		fi
+		disasm "$work/rs_c.o" >"$work/rs_c.s"
+		disasm "$work/rs_cxx.o" >"$work/rs_cxx.s"
+		if ! grep -q 'rs_section' "$work/rs_c.s"; then
+			echo "FAIL: no rs_section in the $cc disassembly (objdump?)"
+			fail=1
+		elif ! diff -u "$work/rs_c.s" "$work/rs_cxx.s" >"$work/rs.diff"; then
+			echo "FAIL: the read side compiles differently as C ($cc) and C++ ($cxx):"
+			sed -n '1,40p' "$work/rs.diff"
+			fail=1
+		else
+			echo "read side: $cc and $cxx give the same $(grep -c '^ ' "$work/rs_c.s") instructions"
+		fi
+	done
+else
+	echo "skip: objdump not installed (the read-side C/C++ comparison)"
+fi
+
+if [ "$fail" -ne 0 ]; then
+	echo "header matrix: FAILED ($ran checks)"
+	exit 1
+fi
+echo "header matrix: ok ($ran checks)"
+exit 0
