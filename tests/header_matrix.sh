@@ -10,7 +10,8 @@
 #     -Wcast-qual -Wshadow -Wundef, with and without TREERCU_NO_SHORT_NAMES;
 #   - beside liburcu's headers (when installed), in both orders, with
 #     TREERCU_NO_SHORT_NAMES; without it, liburcu first is refused with a
-#     message naming TREERCU_NO_SHORT_NAMES;
+#     message naming TREERCU_NO_SHORT_NAMES; tests/headers/beside_liburcu.c
+#     linked with both libraries and run;
 #   - use.c linked with the library and run, as C and as C++;
 #   - tests/headers/readside.c compiled as C and as C++ by each compiler
 #     family at -O2: the two disassemblies must be identical.
@@ -148,6 +149,20 @@ EOF
 		echo "FAIL: liburcu's header first, short names on: the error does not name TREERCU_NO_SHORT_NAMES:"
 		sed -n '1,8p' "$work/last.log"
 		fail=1
+	fi
+	# One program, both libraries.
+	if [ -n "$lib" ] && [ -z "$sanitize" ]; then
+		ran=$((ran + 1))
+		if ! gcc -std=gnu11 "${warn[@]}" "${defs[@]}" -I"$inc" "$src/tests/headers/beside_liburcu.c" \
+			"$lib" -Wl,-rpath,"$(dirname "$lib")" -lurcu-memb -lurcu-common -pthread \
+			-o "$work/beside_liburcu" >"$work/last.log" 2>&1; then
+			echo "FAIL: beside_liburcu.c does not build and link with both libraries:"
+			sed -n '1,12p' "$work/last.log"
+			fail=1
+		elif ! out=$(timeout 120 "$work/beside_liburcu" 2>&1); then
+			echo "FAIL: beside_liburcu ran and failed: $out"
+			fail=1
+		fi
 	fi
 else
 	echo "skip: liburcu's headers not installed (the side-by-side check)"
