@@ -8,6 +8,7 @@
 #     (gcc, clang: -std=c11 -pedantic, -std=gnu11) and as C++ (g++, clang++:
 #     -std=c++17, -std=c++20, -pedantic), all with -Wall -Wextra -Werror
 #     -Wcast-qual -Wshadow -Wundef, with and without TREERCU_NO_SHORT_NAMES;
+#     the C++ headers (*.hpp) alone and after all the C ones, as C++;
 #   - beside liburcu's headers (when installed), in both orders, with
 #     TREERCU_NO_SHORT_NAMES; without it, liburcu first is refused with a
 #     message naming TREERCU_NO_SHORT_NAMES; tests/headers/beside_liburcu.c
@@ -85,6 +86,20 @@ for ((i = ${#headers[@]} - 1; i >= 0; i--)); do printf '#include <%s>\n' "${head
 printf 'int header_matrix_tu;\n' >>"$f"
 tus+=("$f")
 tus+=("$src/tests/headers/use.c")
+# C++ only: the C++ headers alone, and after every C header.
+cxx_tus=()
+for h in "$inc"/treercu/*.hpp; do
+	[ -e "$h" ] || continue
+	hb="treercu/$(basename "$h")"
+	f="$work/alone_$(basename "$h" .hpp)_hpp.cc"
+	printf '#include <%s>\n#include <%s>\nint header_matrix_tu;\n' "$hb" "$hb" >"$f"
+	cxx_tus+=("$f")
+	f="$work/together_$(basename "$h" .hpp)_hpp.cc"
+	: >"$f"
+	for c in "${headers[@]}"; do printf '#include <%s>\n' "$c" >>"$f"; done
+	printf '#include <%s>\nint header_matrix_tu;\n' "$hb" >>"$f"
+	cxx_tus+=("$f")
+done
 
 for names in short prefixed; do
 	nd=()
@@ -100,7 +115,7 @@ for names in short prefixed; do
 	for cxx in g++ clang++; do
 		if ! have "$cxx"; then echo "skip: $cxx not installed"; continue; fi
 		for mode in "${cxx_modes[@]}"; do
-			for tu in "${tus[@]}"; do
+			for tu in "${tus[@]}" "${cxx_tus[@]}"; do
 				compile "C++ $names" "$cxx" c++ "$mode" "$tu" "${nd[@]}"
 			done
 		done
