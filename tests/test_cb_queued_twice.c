@@ -54,8 +54,11 @@ static void say_expected(struct trcu_head *h)
 static void sc_in_row(void)
 {
 	say_expected(&h1);
+	/* In a section: the first copy's callback cannot start in between. */
+	rcu_read_lock();
 	call_rcu(&h1, twice_cb_a);
 	call_rcu(&h1, twice_cb_a);
+	rcu_read_unlock();
 	rcu_barrier();
 	fprintf(stderr, "not caught: callback ran %d times\n", atomic_load(&ran_a));
 	_exit(0);
