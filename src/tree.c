@@ -1899,8 +1899,8 @@ void rcu_fork_child(void)
 	if (rcu_seq_state(gps)) {
 		/* Sections that began before the fork carry an older generation
 		 * (rcu_watching_qs()): they count only once left. */
-		rcu_state.gp_gen = atomic_load_explicit(&trcu_reader_gen, memory_order_relaxed) + 2;
-		atomic_store_explicit(&trcu_reader_gen, rcu_state.gp_gen, memory_order_relaxed);
+		rcu_state.gp_gen = __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED) + 2;
+		__atomic_store_n(&trcu_reader_gen, rcu_state.gp_gen, __ATOMIC_RELAXED);
 		rcu_gp_init_tree(gps);
 		/* On arm64 the GP-end membarrier is then not skipped. */
 		atomic_store_explicit(&rcu_state.gp_dirty_flag, true, memory_order_relaxed);

@@ -3170,7 +3170,7 @@ void trcu_wq_fork_parent(void)
  * is neither pending nor queued, so that it can be queued again. */
 static void wq_fork_drop_work(struct trcu_work *work, struct worker_pool *pool)
 {
-	atomic_store_explicit(&work->priv.data, (uintptr_t)pool, memory_order_relaxed);
+	__atomic_store_n(&work->priv.data, (uintptr_t)pool, __ATOMIC_RELAXED);
 	list_init(&work->priv.entry);
 	work->priv.pwq = NULL;
 }
