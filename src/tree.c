@@ -1715,7 +1715,7 @@ static bool rcu_read_side_fenced(void)
  * Nothing is stopped or joined: the process is ending, and a join could
  * wait for a reader.  An explicit trcu_shutdown() does the full job.
  */
-static void rcu_exit(void)
+static void rcu_exit_handler(void)
 {
 	struct rcu_thread *r = rcu_thread_self();
 	bool registered;
@@ -1760,7 +1760,7 @@ static void rcu_init_once(void)
 			      rcu_tree_build_first((int)TUN(fanout), (int)TUN(fanout_leaf)),
 			      memory_order_release);
 	trcu_thread_init();
-	atexit(rcu_exit);
+	atexit(rcu_exit_handler);
 	trcu_fork_register();
 }
 
