@@ -45,7 +45,7 @@ struct rcu_data {
 	_Atomic uint32_t pushback_futex;
 	_Atomic int pushback_waiting;
 	/* gp_seq at which the owner's push-back last gave up (no grace
-	 * period ended for cb_pushback_ms): none again until it moves.
+	 * period ended for the push-back limit): none again until it moves.
 	 * Owner only. */
 	unsigned long pushback_gave_up_gp;
 
@@ -771,19 +771,37 @@ static struct rcu_data *rdp_get(void)
  * Flood push-back: a thread with more than cb_max_pending callbacks not yet
  * run waits (outside read-side sections only: inside one, waiting for a
  * grace period would wait for itself) until it is back under qhimark, but
- * only while grace periods end or its callbacks run: after cb_pushback_ms
- * with neither (a reader stalled in a section), it returns, and the thread
- * queues without push-back until the next grace period ends.  Memory then
- * grows for as long as the stall lasts; the stall warning counts the
- * callbacks waiting (rcu_nocb_stall_info()).  The kernel's and liburcu's
- * call_rcu() never wait at all.
+ * only while grace periods end or its callbacks run: after
+ * nocb_pushback_limit_ns() with neither (a reader stalled in a section), it
+ * returns, and the thread queues without push-back until the next grace
+ * period ends.  Memory then grows for as long as the stall lasts; the stall
+ * warning counts the callbacks waiting (rcu_nocb_stall_info()).  The
+ * kernel's and liburcu's call_rcu() never wait at all.
  */
+
+/*
+ * How long the push-back waits without grace-period progress before it
+ * counts the grace period as stalled: cb_pushback_ms, or by default (0) a
+ * tenth of stall_timeout_ms.  A loaded machine preempts readers inside
+ * their sections for hundreds of ms while grace periods still end; giving
+ * up then lets a flood run past cb_max_pending until gp_seq moves
+ * (docs/decisions.md).  The stall detector's own threshold is what
+ * separates slow from stalled; a tenth of it bounds the wait well below it.
+ */
+static long nocb_pushback_limit_ns(void)
+{
+	long ms = TUN(cb_pushback_ms);
+
+	if (!ms)
+		ms = TUN(stall_timeout_ms) / 10;
+	return (ms > 0 ? ms : 1) * 1000000L;
+}
 static void nocb_pushback(struct rcu_data *rdp)
 {
 	struct rcu_thread *r = rcu_thread_self();
 	unsigned long gp = rcu_gp_seq_current();
 	long inv = atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
-	long since = trcu_now_ns(), limit = TUN(cb_pushback_ms) * 1000000L;
+	long since = trcu_now_ns(), limit = nocb_pushback_limit_ns();
 	int was;
 
 	if (rcu_section_depth() || gp == rdp->pushback_gave_up_gp)

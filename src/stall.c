@@ -83,7 +83,7 @@ static void stall_emit(const char *msg)
 }
 
 /* Callbacks wait behind the stall: memory grows while it lasts, and
- * call_rcu()'s flood push-back gives up (cb_pushback_ms). */
+ * call_rcu()'s flood push-back gives up (nocb_pushback_limit_ns()). */
 static void stall_emit_callbacks(long gp)
 {
 	long pending, gave_up;

@@ -50,7 +50,7 @@ static const struct tunable tunables[] = {
 	{ T(sr_wake_max),            1, 1000000,   64,    5,     false },
 	{ T(sr_drive_max),           1, 1000000,   -1,    1,     false },
 	{ T(exit_wait_ms),           0, 3600000,   1000,  1000,  false },
-	{ T(cb_pushback_ms),         1, 3600000,   100,   100,   false },
+	{ T(cb_pushback_ms),         0, 3600000,   0,     0,     false },
 };
 #undef T
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
