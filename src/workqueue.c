@@ -330,6 +330,11 @@ struct wq_state {
 	 * set by trcu_wq_fork_child(), cleared once wq_fork_respawn() has
 	 * started them again. */
 	_Atomic bool fork_respawn;
+	/* Every thread's wq_owner record (wq_own()); owner_lock is a leaf. */
+	pthread_mutex_t owner_lock;
+	struct wq_owner *owners;
+	pthread_key_t owner_key;
+	bool owner_key_made;
 
 	_Atomic int fail_create;          /* test hook */
 	_Atomic uint32_t cancel_seq;      /* futex: a cancel_sync finished */
@@ -339,6 +344,7 @@ struct wq_state {
 
 static struct wq_state wq_state = {
 	.mutex = PTHREAD_MUTEX_INITIALIZER,
+	.owner_lock = PTHREAD_MUTEX_INITIALIZER,
 	.timer_lock = PTHREAD_MUTEX_INITIALIZER,
 	.free_lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -1210,6 +1216,66 @@ static void insert_work(struct pool_workqueue *pwq, struct trcu_work *work,
 			 __ATOMIC_RELEASE);
 }
 
+/*
+ * The item this thread owns PENDING of while no list or timer holds it
+ * (between test_and_set_pending() or a grab and the insertion, arming or
+ * release): a fork() child drops the pending state of the items the
+ * parent's threads held so, which nothing else would ever clear there
+ * (trcu_wq_fork_child()).  Per thread, so the queueing path shares no
+ * cache line for it.  Set before the ownership is taken and cleared after
+ * it is given up, under the lock (pool, timer) that makes it visible, or
+ * before the call returns; the item is alive all that time (a pending item
+ * must stay allocated).  Relaxed: the fork snapshot is ordered by those
+ * locks, which the prepare step holds, and by test_and_set_pending()'s
+ * seq_cst RMW after the store.  A thread whose record cannot be allocated
+ * goes without (its items are then not covered in a child).
+ */
+struct wq_owner {
+	_Atomic(struct trcu_work *) work;
+	struct wq_owner *next;
+};
+
+static __thread struct wq_owner *wq_owner_self;
+
+static void wq_owner_exit(void *arg)
+{
+	struct wq_owner *o = arg;
+
+	pthread_mutex_lock(&wq_state.owner_lock);
+	for (struct wq_owner **pp = &wq_state.owners; *pp; pp = &(*pp)->next)
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	pthread_mutex_unlock(&wq_state.owner_lock);
+	free(o);
+}
+
+static void wq_own(struct trcu_work *work)
+{
+	struct wq_owner *o = wq_owner_self;
+
+	if (TRCU_UNLIKELY(!o)) {
+		if (!work || !(o = calloc(1, sizeof(*o))))
+			return;
+		pthread_mutex_lock(&wq_state.owner_lock);
+		if (!wq_state.owner_key_made &&
+		    !pthread_key_create(&wq_state.owner_key, wq_owner_exit))
+			wq_state.owner_key_made = true;
+		if (!wq_state.owner_key_made) {
+			pthread_mutex_unlock(&wq_state.owner_lock);
+			free(o);
+			return;
+		}
+		o->next = wq_state.owners;
+		wq_state.owners = o;
+		pthread_mutex_unlock(&wq_state.owner_lock);
+		pthread_setspecific(wq_state.owner_key, o);
+		wq_owner_self = o;
+	}
+	atomic_store_explicit(&o->work, work, memory_order_relaxed);
+}
+
 /* Clear PENDING as the worker takes the item; from now on it may be queued
  * again.  seq_cst exchange: with the queuer's seq_cst fetch_or in
  * test_and_set_pending(), either the queuer sees PENDING clear and queues
@@ -1224,9 +1290,15 @@ static void set_work_pool_and_clear_pending(struct trcu_work *work, struct worke
 /* true if we now own PENDING (it was clear). */
 static bool test_and_set_pending(struct trcu_work *work)
 {
+	bool ours;
+
+	wq_own(work);
 	/* seq_cst: pairs with set_work_pool_and_clear_pending(). */
-	return !(__atomic_fetch_or(&work->priv.data, WORK_PENDING, __ATOMIC_SEQ_CST) &
+	ours = !(__atomic_fetch_or(&work->priv.data, WORK_PENDING, __ATOMIC_SEQ_CST) &
 		 WORK_PENDING);
+	if (!ours)
+		wq_own(NULL);
+	return ours;
 }
 
 /* ---- Queueing ----------------------------------------------------------------------- */
@@ -1306,6 +1378,7 @@ static bool __queue_work(int cpu, struct trcu_workqueue *wq, struct trcu_work *w
 	if (state == WQ_DEAD || (state == WQ_DRAINING && !is_chained_work(wq))) {
 		pthread_mutex_unlock(&pool->lock);
 		set_work_pool_and_clear_pending(work, last_pool);
+		wq_own(NULL);
 		atomic_fetch_add_explicit(&wq_state.n_refused, 1, memory_order_relaxed);
 		errno = ESHUTDOWN;
 		return false;
@@ -1325,6 +1398,7 @@ static bool __queue_work(int cpu, struct trcu_workqueue *wq, struct trcu_work *w
 		}
 	}
 	atomic_fetch_add_explicit(&pool->n_queued, 1, memory_order_relaxed);
+	wq_own(NULL);   /* on a list now: before the unlock, it may run and be freed */
 	pthread_mutex_unlock(&pool->lock);
 	/* Seed 001: the wake-up (a futex system call, the kernel's
 	 * wake_up_process()) happens after the pool lock is dropped. */
@@ -2398,6 +2472,7 @@ static bool __queue_delayed_work(int cpu, struct trcu_workqueue *wq, struct trcu
 	dw->priv.expires_ns = now_ns() + delay_us * 1000;
 	heap_insert(dw);
 	earliest = wq_state.heap[0] == dw;
+	wq_own(NULL);   /* on the timer heap now */
 	pthread_mutex_unlock(&wq_state.timer_lock);
 	atomic_fetch_add_explicit(&wq_state.n_queued_timer, 1, memory_order_relaxed);
 	if (earliest)
@@ -2416,6 +2491,7 @@ static uint64_t fire_timers(uint64_t now)
 		struct trcu_workqueue *wq = dw->priv.wq;
 		int cpu = dw->priv.cpu;
 
+		wq_own(&dw->work);
 		heap_remove(dw);
 		pthread_mutex_unlock(&wq_state.timer_lock);
 		/* PENDING is ours now (the kernel's delayed_work_timer_fn()). */
@@ -2506,6 +2582,7 @@ static int try_to_grab_pending(struct trcu_work *work)
 
 		pthread_mutex_lock(&wq_state.timer_lock);
 		if (dw->priv.timer_idx >= 0) {
+			wq_own(work);
 			heap_remove(dw);
 			pthread_mutex_unlock(&wq_state.timer_lock);
 			return 1;
@@ -2535,6 +2612,7 @@ static int try_to_grab_pending(struct trcu_work *work)
 			pwq->nr_active++;
 			move_linked_works(work, &pool->worklist);
 		}
+		wq_own(work);
 		list_del_init(&work->priv.entry);
 		pwq_dec_nr_in_flight(pwq, work_color_of(d), true);
 		/* Release: pairs with work_data() of later flushers. */
@@ -2551,6 +2629,7 @@ static int try_to_grab_pending(struct trcu_work *work)
 static void release_pending(struct trcu_work *work)
 {
 	set_work_pool_and_clear_pending(work, data_pool(work_data(work)));
+	wq_own(NULL);
 }
 
 static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn)
@@ -2668,6 +2747,7 @@ bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
 	if (dw->priv.timer_idx >= 0) {
 		wq = dw->priv.wq;
 		cpu = dw->priv.cpu;
+		wq_own(&dw->work);
 		heap_remove(dw);
 	}
 	pthread_mutex_unlock(&wq_state.timer_lock);
@@ -3152,6 +3232,7 @@ static void wq_fork_lock_all(bool lock)
 			op(&wq->mayday_lock);
 	op(&wq_state.timer_lock);
 	op(&wq_state.free_lock);
+	op(&wq_state.owner_lock);
 }
 
 void trcu_wq_fork_prepare(void)
@@ -3182,6 +3263,31 @@ static void wq_fork_drop_list(struct trcu_wq_link *head, struct worker_pool *poo
 		wq_fork_drop_work(work_of(e), pool);
 	}
 	list_init(head);
+}
+
+/* Items the parent's threads owned PENDING of outside any list or timer:
+ * drop their pending state (their owners do not exist here), and the
+ * other threads' records (heap memory, still readable; freed here). */
+static void wq_fork_child_owners(void)
+{
+	struct wq_owner *o = wq_state.owners, *next;
+
+	wq_state.owners = NULL;
+	for (; o; o = next) {
+		struct trcu_work *work = atomic_load_explicit(&o->work, memory_order_relaxed);
+
+		next = o->next;
+		if (work)
+			wq_fork_drop_work(work, data_pool(__atomic_load_n(&work->priv.data,
+								       __ATOMIC_RELAXED)));
+		if (o == wq_owner_self) {
+			atomic_store_explicit(&o->work, NULL, memory_order_relaxed);
+			o->next = wq_state.owners;
+			wq_state.owners = o;
+		} else {
+			free(o);
+		}
+	}
 }
 
 static void wq_fork_child_wq(struct trcu_workqueue *wq)
@@ -3228,7 +3334,9 @@ void trcu_wq_fork_child(void)
 	pthread_mutex_init(&wq_state.mutex, NULL);
 	pthread_mutex_init(&wq_state.timer_lock, NULL);
 	pthread_mutex_init(&wq_state.free_lock, NULL);
+	pthread_mutex_init(&wq_state.owner_lock, NULL);
 	current_worker = NULL;
+	wq_fork_child_owners();
 	wq_state.mgr_started = false;
 	atomic_store_explicit(&wq_state.mgr_stop, false, memory_order_relaxed);
 	atomic_store_explicit(&wq_state.mgr_sleeping_long, false, memory_order_relaxed);

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fork() while work items are queued, running, and armed on timers: the
- * child can queue (items that were queued, running or armed at the fork
- * too), flush, delay, destroy and exit, and no item queued before the fork
- * runs in the child.  Items another thread was queueing at the instant of
- * the fork are re-initialised before the child uses them (docs/design.md,
- * "Guarantees").
+ * fork() while work items are queued, running, armed on timers, and being
+ * queued by another thread: the child can queue every one of them again,
+ * flush, delay, destroy and exit, and no item queued before the fork runs
+ * in the child.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -96,20 +94,17 @@ static int child(int items_at_fork, int slow_at_fork, int delayed_at_fork, int b
 	if (atomic_load(&behind_runs) != behind_at_fork + 1)
 		FAIL("the item queued again in the child did not run once");
 	/* The queuer thread may have been inside trcu_queue_work() on any of
-	 * these at the fork: re-initialised, as the documentation asks. */
-	for (int i = 0; i < NR_ITEMS; i++) {
-		trcu_init_work(&items[i], item_fn);
+	 * these at the fork (pending, on no list yet): idle in the child. */
+	for (int i = 0; i < NR_ITEMS; i++)
 		if (!trcu_queue_work(i % 2 ? wq : wq_reclaim, &items[i]))
-			FAIL("item %d cannot be queued in the child", i);
-	}
+			FAIL("item %d, queued before the fork, cannot be queued in the child", i);
 	trcu_flush_workqueue(wq);
 	trcu_flush_workqueue(wq_reclaim);
 	if (atomic_load(&item_runs) != items_at_fork + NR_ITEMS)
 		FAIL("%d of %d items ran after the flushes", atomic_load(&item_runs) - items_at_fork,
 		     NR_ITEMS);
-	trcu_init_work(&slow, slow_fn);
 	if (!trcu_queue_work(wq, &slow))
-		FAIL("the slow item cannot be queued in the child");
+		FAIL("the slow item, queued or running at the fork, cannot be queued in the child");
 	trcu_flush_work(&slow);
 	if (!trcu_queue_delayed_work(wq, &delayed, 1000))
 		FAIL("the delayed work armed before the fork cannot be armed in the child");
