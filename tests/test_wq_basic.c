@@ -5,6 +5,7 @@
  * per-CPU, unbound (every scope), ordered and high-priority workqueues.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,10 +21,22 @@ struct item {
 	atomic_int running;     /* concurrent executions seen */
 	int rearm;              /* re-queue itself this many times */
 	struct trcu_workqueue *wq;
-	useconds_t sleep_us;
+	atomic_bool gate;       /* closed: the function waits until it opens */
 };
 
 static atomic_int overlap;
+static const char *phase = "start";
+
+static void on_alarm(int sig)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "HANG: %s did not finish within the timeout\n", phase);
+
+	(void)sig;
+	if (write(2, msg, (size_t)n) < 0)
+		_exit(2);
+	_exit(1);
+}
 
 static void item_fn(struct trcu_work *w)
 {
@@ -32,8 +45,8 @@ static void item_fn(struct trcu_work *w)
 	if (atomic_fetch_add(&it->running, 1) != 0)
 		atomic_fetch_add(&overlap, 1);
 	CHECK(trcu_current_work() == w);
-	if (it->sleep_us)
-		usleep(it->sleep_us);
+	while (atomic_load(&it->gate))
+		usleep(200);
 	atomic_fetch_add(&it->runs, 1);
 	atomic_fetch_sub(&it->running, 1);
 	if (it->rearm > 0) {
@@ -47,6 +60,7 @@ static void basic_on(struct trcu_workqueue *wq, const char *what)
 	struct item it = { .wq = wq };
 	int n = 0;
 
+	phase = what;
 	TRCU_INIT_WORK(&it.work, item_fn);
 	CHECK(!trcu_work_pending(&it.work));
 	CHECK(!trcu_flush_work(&it.work));          /* idle: nothing to wait for */
@@ -57,20 +71,22 @@ static void basic_on(struct trcu_workqueue *wq, const char *what)
 	CHECK_EQ(atomic_load(&it.runs), 1);
 	CHECK(!trcu_work_pending(&it.work));
 
-	/* a pending item: second queue is a no-op returning false */
-	it.sleep_us = 20000;
-	CHECK(trcu_queue_work(wq, &it.work));       /* starts running, sleeps */
-	while (!atomic_load(&it.running))
-		usleep(200);
+	/* a pending item: second queue is a no-op returning false.  The first
+	 * instance waits at the gate, so the second one stays pending (it cannot
+	 * start while the first runs) for as long as the gate is closed. */
+	atomic_store(&it.gate, true);
+	CHECK(trcu_queue_work(wq, &it.work));       /* starts running, waits */
+	CHECK_WITHIN_MS(atomic_load(&it.running), 10000);
 	CHECK(trcu_queue_work(wq, &it.work));       /* running, not pending: queued again */
 	errno = 0;
 	for (int i = 0; i < 10; i++)
 		n += !trcu_queue_work(wq, &it.work);    /* pending: refused */
 	CHECK_EQ(n, 10);
 	CHECK_EQ(errno, 0);                          /* "already pending" is no error */
+	CHECK_EQ(atomic_load(&it.runs), 1);         /* the first instance is still running */
+	atomic_store(&it.gate, false);
 	trcu_flush_work(&it.work);
 	CHECK_EQ(atomic_load(&it.runs), 3);
-	it.sleep_us = 0;
 
 	/* re-queue from its own function; flush_workqueue waits for the
 	 * instances queued before it, drain for the chain */
@@ -131,6 +147,9 @@ int main(void)
 {
 	struct trcu_wq_stats st;
 	char desc[256];
+
+	signal(SIGALRM, on_alarm);
+	alarm(120);
 
 	/* a small virtual machine so every scope has several pods */
 	CHECK_EQ(trcu_wq_set_topology("cpus=8,smt=2,llc=4,numa=2,shard=1"), 0);
