@@ -34,7 +34,11 @@ static void on_alarm(int sig)
 }
 
 static atomic_bool hold, holding;
-static atomic_bool call_returned;
+/* call_started: the thread is about to make its call (set by it);
+ * call_returned: the call returned.  Both are cleared by start_caller()
+ * before the thread exists, so a thread that has not run yet never shows
+ * the previous case's values. */
+static atomic_bool call_started, call_returned;
 
 static void *holder(void *arg)
 {
@@ -58,7 +62,7 @@ static void start_holder(pthread_t *t)
 static void *sync_caller(void *arg)
 {
 	(void)arg;
-	atomic_store(&call_returned, false);
+	atomic_store(&call_started, true);
 	synchronize_rcu();
 	atomic_store(&call_returned, true);
 	pthread_testcancel();
@@ -81,12 +85,19 @@ static void *barrier_caller(void *arg)
 	static struct rcu_head h;
 
 	(void)arg;
-	atomic_store(&call_returned, false);
+	atomic_store(&call_started, true);
 	call_rcu(&h, blocking_cb);
 	rcu_barrier();
 	atomic_store(&call_returned, true);
 	pthread_testcancel();
 	return NULL;
+}
+
+static void start_caller(pthread_t *t, void *(*fn)(void *))
+{
+	atomic_store(&call_started, false);
+	atomic_store(&call_returned, false);
+	CHECK(pthread_create(t, NULL, fn, NULL) == 0);
 }
 
 /* Cancel t while it is inside its treercu call, release what it waits
@@ -95,7 +106,8 @@ static void cancel_inside(pthread_t t, int wait_ms, void (*release)(void), const
 {
 	void *ret;
 
-	usleep(wait_ms * 1000);
+	CHECK_WITHIN_MS(atomic_load(&call_started), 10000);
+	usleep(wait_ms * 1000);   /* let it get well inside the call */
 	CHECK(!atomic_load(&call_returned));
 	CHECK(pthread_cancel(t) == 0);
 	usleep(wait_ms * 1000);
@@ -171,7 +183,7 @@ int main(void)
 	phase = "synchronize_rcu() cancelled while stall-printing";
 	alarm(30);
 	start_holder(&holder_t);
-	CHECK(pthread_create(&t, NULL, sync_caller, NULL) == 0);
+	start_caller(&t, sync_caller);
 	cancel_inside(t, 300, release_holder, phase);
 	check_library_works("synchronize_rcu() after a caller was cancelled while stall-printing");
 	printf("cancelled while stall-printing: call completed, then cancelled; GPs go on\n");
@@ -181,7 +193,7 @@ int main(void)
 	phase = "synchronize_rcu() cancelled while waiting";
 	alarm(30);
 	start_holder(&holder_t);
-	CHECK(pthread_create(&t, NULL, sync_caller, NULL) == 0);
+	start_caller(&t, sync_caller);
 	cancel_inside(t, 50, release_holder, phase);
 	check_library_works("synchronize_rcu() after a waiting caller was cancelled");
 	printf("cancelled in synchronize_rcu(): call completed, then cancelled; GPs go on\n");
@@ -190,7 +202,7 @@ int main(void)
 	phase = "rcu_barrier() cancelled while waiting";
 	alarm(30);
 	atomic_store(&cb_block, true);
-	CHECK(pthread_create(&t, NULL, barrier_caller, NULL) == 0);
+	start_caller(&t, barrier_caller);
 	cancel_inside(t, 50, release_cb, phase);
 	check_library_works("rcu_barrier() after a waiting caller was cancelled");
 	printf("cancelled in rcu_barrier(): call completed, then cancelled; callbacks go on\n");
