@@ -122,6 +122,28 @@ for names in short prefixed; do
 	done
 done
 
+# A program's own list types before treercu/list.h: with the short names
+# the kernel's tags are treercu's real ones, so the second definition is
+# refused at compile time (never silently renamed to treercu's type); with
+# TREERCU_NO_SHORT_NAMES the program's types and treercu's coexist.
+if have gcc; then
+	for tag in list_head hlist_head hlist_node; do
+		f="$work/own_$tag.c"
+		printf 'struct %s { int own; };\n#include <treercu/list.h>\nint own_%s(struct %s *p);\nint own_%s(struct %s *p) { return p->own; }\n' \
+			"$tag" "$tag" "$tag" "$tag" "$tag" >"$f"
+		ran=$((ran + 1))
+		if gcc -x c -std=gnu11 "${warn[@]}" -I"$inc" -c "$f" -o "$work/out.o" >"$work/last.log" 2>&1; then
+			echo "FAIL: own struct $tag, then treercu/list.h with short names: compiled (expected a redefinition error)"
+			fail=1
+		elif ! grep -q "redefinition of .struct $tag" "$work/last.log"; then
+			echo "FAIL: own struct $tag, then treercu/list.h with short names: not refused as a redefinition of struct $tag:"
+			sed -n '1,8p' "$work/last.log"
+			fail=1
+		fi
+		compile "own struct $tag beside treercu/list.h, prefixed" gcc c "-std=gnu11" "$f" -DTREERCU_NO_SHORT_NAMES
+	done
+fi
+
 # Beside liburcu: its headers are not -pedantic clean in C++, so the plain
 # warning set there.
 if have gcc && printf '#include <urcu/urcu-memb.h>\n' | gcc -x c -E - >/dev/null 2>&1; then

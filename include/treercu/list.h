@@ -28,10 +28,11 @@
  * (list_head, list_add_rcu(), hlist_for_each_entry_rcu(), ...) are short
  * names for them unless TREERCU_NO_SHORT_NAMES is defined, as in
  * treercu/rcu.h.  The short names are object-like macros for the functions
- * (so list_add_rcu can be passed as a function pointer) and for the type
- * names (struct list_head is struct trcu_list_head).  Do not combine the
- * short names with another header that defines list_head or these
- * functions (the kernel's own list.h, a project's copy of it, BSD
+ * (so list_add_rcu can be passed as a function pointer); the kernel's type
+ * names are the real tags (struct list_head, hlist_head, hlist_node), and
+ * struct trcu_list_head etc. are other spellings of them, as struct
+ * trcu_head is of struct rcu_head.  Do not combine the short names with
+ * another header that defines list_head or these functions (the kernel's own list.h, a project's copy of it, BSD
  * <sys/queue.h>'s LIST_HEAD): define TREERCU_NO_SHORT_NAMES and use the
  * trcu_ names there.  liburcu's <urcu/list.h> and <urcu/rculist.h> use
  * cds_list_* names and coexist with this header.
@@ -46,6 +47,19 @@
 #include <stddef.h>
 
 #include <treercu/rcu.h>
+
+#ifndef TREERCU_NO_SHORT_NAMES
+/*
+ * With the short names the kernel's tags are the real ones and the trcu_
+ * tags spell them (treercu/rcu.h does the same for struct rcu_head): a
+ * user's own struct list_head then collides loudly with ours instead of
+ * being renamed to it.  With TREERCU_NO_SHORT_NAMES the tags are the trcu_
+ * ones and nothing named list_head/hlist_* is declared.
+ */
+#define trcu_list_head  list_head
+#define trcu_hlist_head hlist_head
+#define trcu_hlist_node hlist_node
+#endif
 
 struct trcu_list_head {
 	struct trcu_list_head *next, *prev;
@@ -423,9 +437,6 @@ static inline void trcu_hlist_replace_rcu(struct trcu_hlist_node *old,
 #ifndef container_of
 #define container_of(ptr, type, member) trcu_container_of(ptr, type, member)
 #endif
-#define list_head                  trcu_list_head
-#define hlist_head                 trcu_hlist_head
-#define hlist_node                 trcu_hlist_node
 #define LIST_POISON1               TRCU_LIST_POISON1
 #define LIST_POISON2               TRCU_LIST_POISON2
 #define LIST_HEAD_INIT(name)       TRCU_LIST_HEAD_INIT(name)
