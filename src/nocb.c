@@ -994,8 +994,20 @@ static void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head 
 		call_rcu_stranded(rdp);
 		return;
 	}
-	if (lazy && !atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed))
+	if (lazy && !atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed)) {
 		atomic_store_explicit(&rdp->lazy_queued, true, memory_order_relaxed);
+	} else if (!lazy &&
+		   TRCU_UNLIKELY(atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed))) {
+		/* A hurried callback behind this thread's lazy ones: the flag
+		 * would make the offload thread's next pass sleep lazy_flush_ms
+		 * with this one too (a wakeme-path synchronize_rcu() waited
+		 * 10 s).  Clear it and wake the thread: its seq_cst increment
+		 * orders the clear before it, pairing with the offload loop's
+		 * seq_cst ->futex read before its pass; a pass that read the
+		 * flag still set sleeps on a stale ->futex value and returns. */
+		atomic_store_explicit(&rdp->lazy_queued, false, memory_order_relaxed);
+		nocb_wake(rdp->grp);
+	}
 	/* Wake the offload thread only if it sleeps with nothing to do (or
 	 * only lazy work, for a non-lazy callback): one wake-up per batch. */
 	st = atomic_load_explicit(&rdp->grp->state, memory_order_seq_cst);
