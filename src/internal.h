@@ -392,6 +392,7 @@ void rcu_nocb_exit_report(const char *why);      /* what exit leaves behind */
 void rcu_nocb_stall_info(long *pending, long *gave_up);
 
 /* stall.c */
+void rcu_stall_fork_child(void);                 /* fork() child step */
 void rcu_check_stall(void);
 void rcu_stall_reset(void);
 

@@ -108,6 +108,19 @@ static struct {
 
 static __thread struct rcu_data *nocb_rdp;
 static __thread bool nocb_self;   /* this thread is an offload thread */
+/* Set in a fork() child whose only thread is an offload thread (a callback
+ * called fork()): that child may only exec or _exit (nocb_fork_check()). */
+static __thread bool nocb_forked_here;
+
+/* After each callback: a child of a fork() from a callback that returns
+ * into the offload loop would run the parent's callbacks a second time,
+ * over state the fork reset freed. */
+static void nocb_fork_check(void)
+{
+	if (TRCU_UNLIKELY(nocb_forked_here))
+		trcu_die("fork() from an RCU callback: the child returned from the callback "
+			 "into the library; such a child may only exec or _exit");
+}
 
 /* ---- Debug objects: an rcu_head queued twice ------------------------------ */
 
@@ -354,6 +367,7 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 		}
 		debug_rcu_head_unqueue(rhp);
 		f(rhp);
+		nocb_fork_check();
 		if ((n & 31) == 0) {
 			if (trcu_now_ns() > deadline_ns)
 				break;
@@ -705,6 +719,7 @@ void rcu_nocb_fork_child(void)
 	nocb_rdp = NULL;
 	if (nocb.key_created)
 		pthread_setspecific(nocb.exit_key, NULL);
+	nocb_forked_here = nocb_self;
 }
 
 /* ---- Per-thread rcu_data ------------------------------------------------------ */
@@ -877,6 +892,7 @@ static void nocb_run_stranded(struct rcu_data *rdp)
 		next = fifo->next;
 		debug_rcu_head_unqueue(fifo);
 		fifo->func(fifo);
+		nocb_fork_check();
 	}
 	trcu_cancel_restore(cs);
 	nocb_self = was_self;

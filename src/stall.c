@@ -72,13 +72,30 @@ static void stall_collect(struct stall_arg *sa)
 	}
 }
 
+/* While the application's hook runs on this (driving) thread: a fork()
+ * from it leaves a child whose only thread is mid grace period, over state
+ * the fork reset (rcu_fork_child()); it may only exec or _exit. */
+static __thread bool stall_in_hook;
+static __thread bool stall_forked_here;
+
+void rcu_stall_fork_child(void)
+{
+	stall_forked_here = stall_in_hook;
+}
+
 static void stall_emit(const char *msg)
 {
 	pthread_mutex_lock(&rcu_state.stall_lock);
-	if (rcu_state.stall_fn)
+	if (rcu_state.stall_fn) {
+		stall_in_hook = true;
 		rcu_state.stall_fn(msg, rcu_state.stall_arg);
-	else
+		stall_in_hook = false;
+		if (TRCU_UNLIKELY(stall_forked_here))
+			trcu_die("fork() from the stall-warning hook: the child returned from the "
+				 "hook into a grace period; such a child may only exec or _exit");
+	} else {
 		fputs(msg, stderr);
+	}
 	pthread_mutex_unlock(&rcu_state.stall_lock);
 }
 

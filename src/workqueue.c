@@ -1236,6 +1236,9 @@ struct wq_owner {
 };
 
 static __thread struct wq_owner *wq_owner_self;
+/* Set in a fork() child whose only thread is a worker (a work item called
+ * fork()): that child may only exec or _exit (process_one_work()). */
+static __thread bool wq_forked_here;
 
 static void wq_owner_exit(void *arg)
 {
@@ -1450,6 +1453,9 @@ static void process_one_work(struct worker *w, struct trcu_work *work)
 
 	fn = w->current_func;
 	fn(work);   /* @work may be freed or re-queued from here on */
+	if (TRCU_UNLIKELY(wq_forked_here))
+		trcu_die("fork() from a work item: the child returned from the item into the "
+			 "workqueue; such a child may only exec or _exit");
 
 	pthread_mutex_lock(&pool->lock);
 	if (w->flags & WORKER_CPU_INTENSIVE)
@@ -3335,6 +3341,7 @@ void trcu_wq_fork_child(void)
 	pthread_mutex_init(&wq_state.timer_lock, NULL);
 	pthread_mutex_init(&wq_state.free_lock, NULL);
 	pthread_mutex_init(&wq_state.owner_lock, NULL);
+	wq_forked_here = current_worker != NULL;
 	current_worker = NULL;
 	wq_fork_child_owners();
 	wq_state.mgr_started = false;

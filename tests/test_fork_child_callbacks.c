@@ -2,7 +2,10 @@
 /*
  * fork() of a single-threaded program that has used callbacks: the child
  * can queue callbacks, wait for them with rcu_barrier(), and exit; the
- * callbacks queued before the fork run once, in the parent only.
+ * callbacks queued before the fork run once, in the parent only.  A fork()
+ * from inside a callback: the child may exec or _exit; one that returns
+ * into the library aborts with a message naming the problem, and the
+ * parent goes on.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -56,6 +59,64 @@ static int child(const int *ran_at_fork)
 	return 0;
 }
 
+/* fork() from a callback (on an offload thread). */
+static pid_t cb_child_pid = -1;
+static int cb_child_err = -1;
+static bool cb_child_returns;
+
+static void forking_cb(struct rcu_head *rh)
+{
+	int fds[2];
+	pid_t pid;
+
+	(void)rh;
+	if (pipe(fds))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		fork_child_arm_timeout();
+		dup2(fds[1], 2);
+		if (!cb_child_returns)
+			_exit(0);
+		return;   /* into the library: must abort with a message */
+	}
+	close(fds[1]);
+	cb_child_err = fds[0];
+	cb_child_pid = pid;
+}
+
+static void fork_from_callback(bool returns)
+{
+	static struct rcu_head h;
+	static struct obj again = { .id = NR_INFLIGHT };
+	char buf[512] = "";
+	size_t len = 0;
+	ssize_t n;
+	int st;
+
+	cb_child_returns = returns;
+	call_rcu(&h, forking_cb);
+	rcu_barrier();
+	CHECK(cb_child_pid > 0);
+	while (len < sizeof(buf) - 1 && (n = read(cb_child_err, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	close(cb_child_err);
+	CHECK(waitpid(cb_child_pid, &st, 0) == cb_child_pid);
+	if (returns) {
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || !strstr(buf, "fork() from an RCU callback")) {
+			fprintf(stderr, "child returning from a forking callback: status %#x, stderr: %s\n",
+				st, buf);
+			CHECK_FAIL_EXIT();
+		}
+	} else {
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	/* The parent's offload threads go on. */
+	call_rcu(&again.rh, cb);
+	rcu_barrier();
+}
+
 int main(void)
 {
 	static struct obj first, inflight[NR_INFLIGHT];
@@ -85,5 +146,9 @@ int main(void)
 		CHECK_EQ(ran[i], 1);
 	printf("child: call_rcu + rcu_barrier + exit ok; parent ran its %d in-flight "
 	       "callbacks once each\n", NR_INFLIGHT);
+	fork_from_callback(false);
+	fork_from_callback(true);
+	printf("fork() from a callback: a child that _exits is fine, one that returns into "
+	       "the library aborts naming it; the parent goes on\n");
 	return 0;
 }
