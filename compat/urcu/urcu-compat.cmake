@@ -3,33 +3,80 @@
 # pkg-config module treercu-urcu.  Included from the top-level CMakeLists.txt.
 
 set(TRCU_URCU_DIR ${CMAKE_CURRENT_LIST_DIR})
-
-add_library(treercu-urcu ${TRCU_URCU_DIR}/src/urcu_compat.c)
-# The compat headers come first so that <urcu.h>, <urcu/urcu-memb.h>, ...
-# are treercu's; liburcu's other headers (uatomic, lists, rculfhash) are
-# found after them, in the system directories.
-target_include_directories(treercu-urcu BEFORE PUBLIC
-  $<BUILD_INTERFACE:${TRCU_URCU_DIR}/include>
-  $<INSTALL_INTERFACE:include/treercu/urcu>)
-target_link_libraries(treercu-urcu PUBLIC treercu)
-set_target_properties(treercu-urcu PROPERTIES POSITION_INDEPENDENT_CODE ON)
-
 include(GNUInstallDirs)
-install(TARGETS treercu-urcu
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${TRCU_URCU_DIR}/include/
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/treercu/urcu)
-configure_file(${TRCU_URCU_DIR}/treercu-urcu.pc.in
-  ${CMAKE_CURRENT_BINARY_DIR}/treercu-urcu.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/treercu-urcu.pc
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The compat headers come first on the include path so that <urcu.h>,
+# <urcu/urcu-memb.h>, ... are treercu's; liburcu's other headers (uatomic,
+# lists, rculfhash) are found after them, in the system directories.
+function(trcu_urcu_library name kind core)
+  add_library(${name} ${kind} ${TRCU_URCU_DIR}/src/urcu_compat.c)
+  target_include_directories(${name} BEFORE PUBLIC
+    $<BUILD_INTERFACE:${TRCU_URCU_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/treercu/urcu>)
+  target_link_libraries(${name} PUBLIC ${core})
+  set_target_properties(${name} PROPERTIES
+    OUTPUT_NAME treercu-urcu
+    POSITION_INDEPENDENT_CODE ON)
+endfunction()
+
+# Static and shared like libtreercu where both are built, each on its own
+# libtreercu; otherwise one library following BUILD_SHARED_LIBS.
+if(TARGET treercu_static AND TARGET treercu_shared)
+  trcu_urcu_library(treercu-urcu_static STATIC treercu_static)
+  trcu_urcu_library(treercu-urcu_shared SHARED treercu_shared)
+  set_target_properties(treercu-urcu_shared PROPERTIES
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR})
+  set(TRCU_URCU_TARGETS treercu-urcu_static treercu-urcu_shared)
+  if(BUILD_SHARED_LIBS)
+    add_library(treercu-urcu ALIAS treercu-urcu_shared)
+  else()
+    add_library(treercu-urcu ALIAS treercu-urcu_static)
+  endif()
+else()
+  trcu_urcu_library(treercu-urcu "" treercu)
+  set(TRCU_URCU_TARGETS treercu-urcu)
+endif()
+
+# treercu-urcu.pc: on top of treercu.pc (Requires) where the build writes
+# one, with its directories; otherwise on its own with absolute paths.
+if(DEFINED TREERCU_PC_PREFIX)
+  set(TRCU_URCU_PC_PREFIX "${TREERCU_PC_PREFIX}")
+  set(TRCU_URCU_PC_LIBDIR "${TREERCU_PC_LIBDIR}")
+  set(TRCU_URCU_PC_INCLUDEDIR "${TREERCU_PC_INCLUDEDIR}")
+  set(TRCU_URCU_PC_REQUIRES "Requires: treercu")
+  set(TRCU_URCU_PC_CORE_CFLAGS "")
+  set(TRCU_URCU_PC_CORE_LIBS "")
+else()
+  set(TRCU_URCU_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(TRCU_URCU_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
+  set(TRCU_URCU_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
+  set(TRCU_URCU_PC_REQUIRES "")
+  set(TRCU_URCU_PC_CORE_CFLAGS " -I\${includedir}")
+  set(TRCU_URCU_PC_CORE_LIBS " -ltreercu -pthread")
+endif()
+
+if(NOT DEFINED TREERCU_INSTALL OR TREERCU_INSTALL)
+  install(TARGETS ${TRCU_URCU_TARGETS}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${TRCU_URCU_DIR}/include/
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/treercu/urcu)
+  configure_file(${TRCU_URCU_DIR}/treercu-urcu.pc.in
+    ${PROJECT_BINARY_DIR}/treercu-urcu.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/treercu-urcu.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 
 # The two-way test: tests/urcu_api.c is written against liburcu's API and is
 # built against treercu's compat headers and, when liburcu is installed,
 # against liburcu itself, changing only the include path and libraries (what
 # `pkg-config treercu-urcu` vs `pkg-config liburcu` give), once per flavor.
 # rculfhash and lfqueue come from liburcu-cds both ways.
+# (Only with the tests: a consumer's build must not look for liburcu.)
+if(DEFINED TREERCU_BUILD_TESTS AND NOT TREERCU_BUILD_TESTS)
+  return()
+endif()
 find_library(TRCU_URCU_CDS urcu-cds)
 find_package(PkgConfig QUIET)
 if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
@@ -65,5 +112,5 @@ if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
     endif()
   endforeach()
 else()
-  message(STATUS "liburcu-cds not found: the liburcu API tests are not built")
+  message(STATUS "liburcu-cds or pkg-config not found: the liburcu API tests are not built")
 endif()
