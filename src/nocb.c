@@ -268,7 +268,7 @@ static long nocb_flush_bypass(struct nocb_group *grp, struct rcu_data *rdp)
 	rcu_cblist_init(&l);
 	/* The newest entry becomes the list's tail (its ->next is set to
 	 * NULL by the first step): one pass, not a second one to enqueue
-	 * (100k entries: a quarter of a millisecond each on this VM). */
+	 * (each pass over a long list walks memory no cache holds). */
 	l.tail = &rhp->next;
 	while (rhp) {
 		struct trcu_head *next = rhp->next;
@@ -735,7 +735,7 @@ static void rdp_exit(void *arg)
 	atomic_store_explicit(&rdp->orphan, true, memory_order_release);
 	/* A later key destructor of this thread may call_rcu(): it gets a
 	 * new rcu_data, not this one, which the reaper may free from now on
-	 * (review, session 6: heap-use-after-free; tests/test_rdp_exit_reuse.c). */
+	 * (else a use after free; tests/test_rdp_exit_reuse.c). */
 	nocb_rdp = NULL;
 	nocb_wake(grp);
 }
@@ -942,9 +942,9 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	}
 	/*
 	 * A grace period that no callback provides: trcu_synchronize_rcu()
-	 * on the wakeme path (normal_wake_from_gp=0) queued a callback, came
-	 * back here, and recursed until the stack ran out, for any call made
-	 * between the offload threads' stop and shutting_down (review; the
+	 * on the wakeme path (normal_wake_from_gp=0) would queue a callback,
+	 * come back here, and recurse until the stack ran out, for any call
+	 * made between the offload threads' stop and shutting_down (the
 	 * window is the offload threads' join).  tests/test_shutdown_wakeme.c.
 	 */
 	rcu_gp_wait_seq(rcu_gp_snap());
@@ -1162,8 +1162,8 @@ static bool rcu_barrier_wait(long stuck_ns)
 	if (atomic_load_explicit(&nocb.stopping, memory_order_acquire)) {
 		/* The shutdown ran every callback queued before it stopped the
 		 * offload threads, and sweeps up those pushed meanwhile: wait
-		 * for that sweep (review, session 6: returned while it still
-		 * waited for their GP; tests/test_shutdown_barrier.c).
+		 * for that sweep, not return while it still waits for their GP
+		 * (tests/test_shutdown_barrier.c).
 		 * Acquire: pairs with the release after the sweep. */
 		while (!atomic_load_explicit(&nocb.swept, memory_order_acquire)) {
 			if (stuck_ns >= 0 && nocb_stuck(stuck_ns))

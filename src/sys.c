@@ -158,8 +158,8 @@ void trcu_trace(const char *ev, long arg)
 		return;
 	if (!tr_tid)
 		tr_tid = trcu_gettid();
-	/* The CPU too: where a woken thread runs against its waker's (seeds
-	 * 004: the caller's wake-up after the release, session 6). */
+	/* The CPU too: where a woken thread runs against its waker's (the
+	 * caller's wake-up after the release, as in seed 004). */
 	tr_buf[i] = (struct tr_ev){ trcu_now_ns(), tr_tid, sched_getcpu(), ev, arg };
 }
 #endif

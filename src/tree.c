@@ -521,7 +521,7 @@ static void rcu_gp_init(void)
 	rcu_state.gp_gen = __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED) + 2;
 	/* Release: after the gp_seq store above, for the compiler too (x86
 	 * keeps stores in order, so it costs nothing there): a reader that
-	 * loads it sees this GP started (rcu_watching_qs(); review). */
+	 * loads it sees this GP started (rcu_watching_qs()). */
 	__atomic_store_n(&trcu_reader_gen, rcu_state.gp_gen, __ATOMIC_RELEASE);
 	/*
 	 * GP-start barrier: every reader either had its ->watching store (odd)
@@ -561,8 +561,8 @@ static bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool 
 	 * GP-start membarrier or after (tests/test_fqs_model.c).  Clean: TSO
 	 * skips the GP-end membarrier anyway.  A busy reader whose sections
 	 * follow each other is caught at the first scan instead of by
-	 * ->need_qs (without this rule, sync p50 with one busy reader went
-	 * from 13-15 to 25-30 us: docs/benchmarks.md, session 6).
+	 * ->need_qs (without this rule, one such reader makes the scan wait
+	 * for its next section's end: docs/design.md, section 1).
 	 */
 	if (w == rcu_state.gp_gen)
 		return true;
@@ -670,7 +670,7 @@ static void rcu_gp_sleep_until(long target)
 		TRCU_TRACE("drv_wake", 0);
 		/* A caller that drives runs again (rcu_gp_kick_driver()):
 		 * recorded now, not when it returns, or a caller serving GP
-		 * after GP would start a new deferral at every kick (review). */
+		 * after GP would start a new deferral at every kick. */
 		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
 			rcu_note_sync_resume();
 	}
@@ -804,10 +804,10 @@ enum rcu_driver_kind { RCU_DRV_CALLER, RCU_DRV_KTHREAD, RCU_DRV_OFFLOAD };
  * rcu_barrier() waits for callbacks (nr_cb_waiters).  The others (the GP
  * kthread and the offload threads, "asynchronous" waiters) sleep at most an
  * async recheck interval (rcu_async_wait_ns(): 1 to 4 ticks) and look again
- * by themselves: a futex wake costs the caller 15-60 us on this VM (an IPI
+ * by themselves: a futex wake costs the caller tens of microseconds (an IPI
  * to the idle CPU, or the woken thread preempting it), half of what it
- * waited for the GP itself (seeds 004, traced with src/trace.h).  Callbacks
- * nobody waits for may run up to 4 ticks later.
+ * waited for the GP itself (seeds 004, traced with src/trace.h: figures in
+ * docs/design.md).  Callbacks nobody waits for may run up to 4 ticks later.
  */
 static void rcu_wake_gp_waiters(bool all)
 {
@@ -921,8 +921,9 @@ static bool rcu_gp_one(struct rcu_thread *driver, enum rcu_driver_kind kind)
 static bool rcu_gp_acquire_driver(bool takeover)
 {
 	/* Callers too: a requester blocked in the mutex below cannot see its
-	 * GP end, and trylocking callers kept it there for 40-75 ms (review:
-	 * 32 callers plus a flood).  The requester serves every waiter. */
+	 * GP end, and trylocking callers could keep it there for tens of ms
+	 * (32 callers plus a call_rcu() flood).  The requester serves every
+	 * waiter. */
 	if (atomic_load_explicit(&rcu_state.takeover_req, memory_order_relaxed))
 		return false;
 	if (!pthread_mutex_trylock(&rcu_state.gp_mutex))
@@ -1335,7 +1336,7 @@ static bool rcu_sr_caller_may_drive(bool *takeover)
  * buffering against its gp_end_futex increment).  Synchronize_rcu() callers
  * are also counted apart, so that only their wake-ups count as sync wakes
  * (the offload threads' hint): list callers, which sleep on their own
- * nodes, made every GP end count one nobody would catch up (review). */
+ * nodes, would make every GP end count one nobody catches up. */
 static void rcu_gp_waiter_enter(bool sync)
 {
 	if (sync)
@@ -1401,7 +1402,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 		 * before our GP (drive_from_caller=0), and a caller that may
 		 * drive relies on its failed trylock being ordered before the
 		 * driver's hand-off load of nr_gp_waiters, which POSIX does not
-		 * promise (glibc's locked RMWs do; review).  An asynchronous
+		 * promise (glibc's locked RMWs do).  An asynchronous
 		 * waiter (!sync) is not woken by a caller that drives
 		 * (rcu_wake_gp_waiters()): it looks again sooner. */
 		if (!rcu_wait_gp_spin(v))
@@ -1465,9 +1466,9 @@ static void rcu_wait_gp_sr(void)
 		 * may stop the kthread (or keep it from starting) before our
 		 * GP, which we then drive ourselves, having seen shutting_down
 		 * (tests/test_sr_shutdown.c; a shutdown that ran the pending
-		 * GPs itself could hang process exit behind a reader: review).
-		 * The timer this arms costs a few % of calls/s with 64 callers
-		 * on this VM; not hanging comes first. */
+		 * GPs itself could hang process exit behind a reader).  The
+		 * timer this arms costs a few % of calls/s with 64 callers on a
+		 * 2-CPU machine; not hanging comes first. */
 		TRCU_TRACE("sr_wait", drive);
 		if (rcu_sr_wait_timeout(&node, RCU_WAIT_RECHECK_NS))
 			break;
@@ -1478,8 +1479,8 @@ static void rcu_wait_gp_sr(void)
 	 * our snapshot, which then named the GP after it: we leave with a
 	 * request for a GP nobody else may need, whether we drove or not.
 	 * Nobody would drive it, and a later start_poll cookie naming it
-	 * would find it already requested (review: a polled cookie that never
-	 * completed; torture: "writer made no progress for 30 s").  The GP
+	 * would find it already requested: a polled cookie that never
+	 * completes (torture: "writer made no progress for 30 s").  The GP
 	 * kthread runs it (tests/test_sr_stale_need.c, test_sr_stale_need2.c).
 	 */
 	if (!rcu_seq_done(s))
@@ -1581,7 +1582,7 @@ unsigned long trcu_get_state_synchronize_rcu(void)
  * against a request whose raiser left without it).  seq_cst load: pairs
  * with the kthread's store to ->kthread_sleeping before its
  * rcu_gp_needed() check; a kthread not yet asleep sees the request.  No
- * shared write otherwise (review). */
+ * shared write otherwise. */
 static void rcu_gp_start_poll(unsigned long s, struct rcu_thread *r)
 {
 	if (rcu_start_this_gp(s, r) ||
