@@ -6,12 +6,12 @@
  *   only after the pre-existing reader leaves;
  * - the same while an offload thread drives the GP for its callbacks;
  * - the offload threads' deferral hint ends clear: after every caller of
- *   every path has returned, no woken caller is left "not yet run" (the
- *   wake-up used to be counted after the caller could already return, and
- *   the stale count made the offload thread nap before each batch).
+ *   every path has returned, no woken caller is left "not yet run" (a
+ *   wake-up counted after the caller could already return would leave a
+ *   stale count, and the offload thread would nap before each batch).
  * Everything runs pinned to one CPU, treercu's threads included (they
  * inherit the mask): the woken caller then preempts its waker, which is
- * what exposed the late count.
+ * what exposes a late count.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -3,9 +3,9 @@
  * A callback may wait for a grace period: synchronize_rcu() (on each of
  * its three paths) and synchronize_rcu_expedited() called from an RCU
  * callback return, and the callbacks queued behind it still run.  On the
- * wakeme path (normal_wake_from_gp=0) the wake-up callback used to land on
- * the offload thread's own list, behind the callback waiting for it: a
- * silent hang.  rcu_barrier() from a callback would wait for itself: it
+ * wakeme path (normal_wake_from_gp=0) a wake-up callback landing on the
+ * offload thread's own list, behind the callback waiting for it, would be
+ * a silent hang.  rcu_barrier() from a callback would wait for itself: it
  * aborts with a message naming the problem.  Each case runs in its own
  * process (tests/subproc.h) under a hard alarm.
  */

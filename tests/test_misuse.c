@@ -75,8 +75,8 @@ static void qs_in_section(void)
 }
 
 /* An offline QSBR thread inside an explicit section: its nesting reads 1,
- * as an online one's outside any section (review, session 6: the inline
- * fast path counted this as a quiescent state). */
+ * as an online one's outside any section; the inline fast path must not
+ * count this as a quiescent state. */
 static void offline_qs_in_section(void)
 {
 	trcu_thread_qsbr();

@@ -3,11 +3,10 @@
  * An offload thread naps for a woken synchronize_rcu() caller that has not
  * run yet: the wake count (sync_wake_seq) is ahead of the resume count.  A
  * count that stays ahead with no caller left to catch it up (a wake counted
- * for callers that had already returned) is stale.  The nap was once per
- * situation, and the situation included gp_seq_needed, which every GP
- * moves: one stale count made the offload thread nap before every batch
- * (review: 12-113 naps when injected).  Now a woken-caller situation is
- * deferred to once per wake count.
+ * for callers that had already returned) is stale.  A nap once per
+ * situation, with gp_seq_needed (which every GP moves) in the situation,
+ * would let one stale count make the offload thread nap before every
+ * batch.  A woken-caller situation is deferred once per wake count.
  *
  * Injected here: one wake counted with no caller, then ROUNDS batches of
  * BATCH callbacks, each followed by rcu_barrier() (new GPs in between).

@@ -3,9 +3,9 @@
  * A thread's pthread key destructors run in key order; treercu's own (its
  * callback state's) marks the state orphaned, and the offload thread may
  * free it from then on.  A later destructor of the same thread that calls
- * call_rcu() used the freed state (review, session 6: the TLS pointer was
- * not cleared; heap-use-after-free under ASan).  Its callback must run, on
- * fresh state.
+ * call_rcu() must not use the freed state (the thread-local pointer is
+ * cleared with the mark; otherwise a heap-use-after-free under ASan).  Its
+ * callback must run, on fresh state.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

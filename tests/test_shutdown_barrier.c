@@ -4,8 +4,8 @@
  * still wait for every callback queued before it.  A call_rcu() that checked
  * "stopping" before it was set and pushed after the offload threads exited
  * leaves its callback to the shutdown's sweep, which first waits for a grace
- * period; rcu_barrier() returned at once when it saw "stopping" (review,
- * session 6).  The window (shutdown_window.h) holds the push until the
+ * period; rcu_barrier() must wait for that sweep, not return at once when
+ * it sees "stopping".  The window (shutdown_window.h) holds the push until the
  * offload threads are joined, and the shutdown is then held back 200 ms
  * before it sweeps.
  */

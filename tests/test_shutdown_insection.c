@@ -3,9 +3,8 @@
  * call_rcu() inside a read-side section, pushed after trcu_shutdown() stopped
  * the offload threads and swept their lists: no grace period can be waited
  * for there, so the callback stays queued (with a warning), and runs at the
- * thread's next call_rcu() outside a section.  It used to stay queued for
- * good, under a warning that it would not run even when the sweep still
- * could run it (review, session 6).  The window (shutdown_window.h) holds
+ * thread's next call_rcu() outside a section, not stay queued for good
+ * under a warning that it will not run.  The window (shutdown_window.h) holds
  * the push until 100 ms after the offload threads are joined; the thread's
  * callback state does not exist before its first call_rcu(), so the sweep
  * cannot see this push.

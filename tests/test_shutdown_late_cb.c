@@ -2,11 +2,10 @@
 /*
  * A call_rcu() that checks "offload threads stopping?" just before
  * trcu_shutdown() sets it, and pushes its callback after the offload
- * threads have exited, left the callback on its thread's bypass list for
- * good: never run.  With normal_wake_from_gp=0 that callback is a
- * synchronize_rcu() caller's wake-up, and the caller hung
- * (tests/test_shutdown_wakeme.c timed out once in 300 s under load,
- * session 6; 1 of 40 runs with two busy loops beside it).  The window
+ * threads have exited, must still see its callback run, not left on its
+ * thread's bypass list for good.  With normal_wake_from_gp=0 that callback
+ * is a synchronize_rcu() caller's wake-up, and the caller would hang (a
+ * narrow window: rarely hit without help under load).  The window
  * (shutdown_window.h) holds the push until the offload threads are joined.
  */
 #define _GNU_SOURCE

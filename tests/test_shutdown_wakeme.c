@@ -2,10 +2,10 @@
 /*
  * normal_wake_from_gp=0: a synchronize_rcu() between the offload threads'
  * stop and shutting_down (trcu_shutdown() joining the offload threads)
- * recursed until the stack ran out: wakeme -> call_rcu_core() ->
- * call_rcu_after_shutdown() -> synchronize_rcu() -> wakeme...  (SIGSEGV on
- * 3847e62 and be066ed; found by a reviewing helper, who wrote this test.)
- * Now the after-shutdown path waits for a GP without a callback.  The join
+ * returns after a grace period.  A wakeme wait there would recurse until
+ * the stack ran out (SIGSEGV): wakeme -> call_rcu_core() ->
+ * call_rcu_after_shutdown() -> synchronize_rcu() -> wakeme...  The
+ * after-shutdown path waits for a GP without a callback.  The join
  * is stretched by wrapping pthread_join, as an offload thread waiting for a
  * GP behind a reader would.
  */

@@ -3,15 +3,15 @@
  * sr_drive_max: how many synchronize_rcu() callers may wait, a list-path
  * caller included, for it still to drive its own GP instead of waking the
  * GP kthread.  Caller X drives a GP held open by a reader; caller Y arrives.
- * - sr_drive_max=1 (the rule before: drive only when alone): Y wakes the
+ * - sr_drive_max=1 (drive only when alone): Y wakes the
  *   GP kthread, which starts it;
  * - sr_drive_max=2: Y may drive, finds X driving and waits on its node
  *   without waking anyone: the kthread is not started.
  * In both, neither returns before the reader leaves, and both return after.
  * - A list caller that finds the GP kthread driving takes the GP over only
  *   when alone; with company (another caller counted waiting) it leaves
- *   the GP to the kthread, which serves everyone (review: callers taking
- *   the kthread's GPs over in turn cost a third of the calls with 3
+ *   the GP to the kthread, which serves everyone (callers taking the
+ *   kthread's GPs over in turn would cost a third of the calls with 3
  *   callers).
  * Each case runs in a child process: the kthread starts once per process.
  */

@@ -2,8 +2,8 @@
 /*
  * A grace period that ends during process exit, after the workqueue
  * subsystem's atexit handler has destroyed and freed "trcu_sync_wq", must
- * not queue the list path's cleanup work on it (review: heap-use-after-free
- * in rcu_sr_normal_gp_cleanup(), srs.sync_wq left dangling).
+ * not queue the list path's cleanup work on it (that would be a
+ * heap-use-after-free in rcu_sr_normal_gp_cleanup(), srs.sync_wq dangling).
  *
  * The workqueue subsystem registers its atexit handler on first use, which
  * here is sr_normal.c allocating trcu_sync_wq, after rcu_init_once()

@@ -3,10 +3,10 @@
  * A list-path synchronize_rcu() caller that left its GP to the GP kthread
  * (another caller was waiting, so it did not drive) still returns when
  * trcu_shutdown() stops the kthread before that GP: the kthread ends its GP
- * loop on shutting_down and nobody else drives.  The caller slept with no
- * time limit and hung forever (review of session 3).  Its waits are bounded
- * now, and a caller that sees shutting_down drives.  (Shutdown running the
- * pending GPs itself was tried and could hang exit behind a reader.)
+ * loop on shutting_down and nobody else drives.  A caller sleeping with no
+ * time limit would hang forever: its waits are bounded, and a caller that
+ * sees shutting_down drives.  (Shutdown running the pending GPs itself
+ * could hang exit behind a reader.)
  *
  * The second caller is simulated by one extra count in nr_sync_waiters
  * while the real caller decides whether to drive.  With argument 2: the

@@ -5,12 +5,11 @@
  * the offload thread covers the node, and the snapshot, taken with that GP
  * in progress, names the GP after it.  The caller raises gp_seq_needed for
  * that GP, takes the running GP over, is woken at its end and returns.
- * Nobody else needs the GP it requested.  With the hand-off skipping
- * wake-ups for asynchronous needs (commit 8b081b0), nobody drove it, and a
- * later start_poll_synchronize_rcu() whose cookie named it neither raised
- * the request nor woke the GP kthread: the cookie never completed (review;
- * torture: "writer made no progress for 30 s").  Found and first written by
- * a reviewing helper.
+ * Nobody else needs the GP it requested.  If the hand-off skips wake-ups
+ * for asynchronous needs and nobody drives it, a later
+ * start_poll_synchronize_rcu() whose cookie names it neither raises the
+ * request nor wakes the GP kthread: the cookie never completes (torture:
+ * "writer made no progress for 30 s").
  *
  * Checked: the stale request is driven without any further call (the GP
  * kthread runs it), and a polled cookie completes.

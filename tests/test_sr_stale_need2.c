@@ -6,11 +6,10 @@
  * holds gp_mutex (between GP end and unlock), and returns without having
  * driven; the offload driver's hand-off sees another asynchronous waiter on
  * gp_end_futex and wakes it, not the GP kthread, and that waiter finds its
- * own GP done.  Nobody drove the raised GP (second review of session 5:
- * "STRANDED" 3/3).  Now the caller wakes the GP kthread on its way out
- * when its own request is not done.  Deterministic: wraps
- * rcu_sr_normal_add_req, pthread_mutex_unlock and trcu_futex_wait.
- * Written by a reviewing helper.
+ * own GP done.  Nobody would drive the raised GP: the caller must wake the
+ * GP kthread on its way out when its own request is not done.
+ * Deterministic: wraps rcu_sr_normal_add_req, pthread_mutex_unlock and
+ * trcu_futex_wait.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -4,13 +4,13 @@
  * (a takeover) is not starved while the kthread keeps finding more GPs to
  * drive.  A test hook in rcu_gp_init() requests the next GP from inside each
  * one, so the kthread has a chain of CHAIN GPs to drive; with no reader to
- * wait for, each ends at its first scan.  The kthread used to look for
- * takeover requests only in its FQS loop, after that scan, so it never
- * yielded: the requester sat in pthread_mutex_lock() until the chain ended,
- * its own GP long over (and, on the list path, its node already woken),
- * while every other caller, seeing a takeover asked for, waited behind it
- * (seeds 003 with 64 callers: calls of 0.3-1.9 s).  A yieldable driver now
- * also checks between GPs.
+ * wait for, each ends at its first scan.  A kthread that looked for
+ * takeover requests only in its FQS loop, after that scan, would never
+ * yield: the requester would sit in pthread_mutex_lock() until the chain
+ * ended, its own GP long over (and, on the list path, its node already
+ * woken), while every other caller, seeing a takeover asked for, waited
+ * behind it (seeds 003 with 64 callers: calls of 0.3-1.9 s).  A yieldable
+ * driver also checks between GPs.
  *
  * Measured in GP inits, not time: the GPs started while a takeover is asked
  * for (takeover_req > 0) must be a handful, not the rest of the chain (the
