@@ -131,6 +131,8 @@ static inline struct rcu_node *rcu_tree_leaf(struct rcu_tree *t, int slot)
 #define SLOT_CHUNK      256
 #define SLOT_MAX_CHUNKS 4096          /* 1M threads */
 
+#define RCU_EMERG_MAX 16   /* nested emergency sections per thread */
+
 /*
  * A thread's library-private state, beside its public struct trcu_reader
  * (include/treercu/rcu.h), which holds only what the inline read side
@@ -145,9 +147,37 @@ struct rcu_thread {
 	unsigned int depth_bias;      /* 1 while a QSBR thread is online */
 	bool qsbr;                    /* QSBR-style thread (trcu_thread_qsbr()) */
 	_Atomic int gp_blocked;       /* owner is blocked waiting for a GP */
+	/* Owner only, read by its own signal handlers: registration,
+	 * unregistration or the library's init is in progress, so a
+	 * handler's section on this thread is an emergency one. */
+	unsigned int busy;
+	/* Emergency sections (nested handlers): the nest_flags each one
+	 * interrupted, restored when it ends. */
+	unsigned int emerg_depth;
+	unsigned long emerg_saved[RCU_EMERG_MAX];
 };
 
 extern __thread struct rcu_thread rcu_thread_tls;
+
+/*
+ * Mark the calling thread "inside library code that holds, or is about to
+ * take, ofl_lock, an rcu_node lock or the init once" (->busy): a signal
+ * handler's section on this thread then neither registers the thread nor
+ * reports a quiescent state, either of which would take those locks again
+ * and deadlock (src/thread.c, emergency sections).  Compiler barriers keep
+ * the marker around the work; only this thread's handlers read it.
+ */
+static inline void rcu_busy_enter(void)
+{
+	rcu_thread_tls.busy++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void rcu_busy_exit(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rcu_thread_tls.busy--;
+}
 
 /* The read-side nesting depth in a reader's nest_flags. */
 static inline unsigned int rcu_nesting(const struct trcu_reader *r)
@@ -355,6 +385,8 @@ bool trcu_env_bool(const char *name);             /* 0/1 variable, unset = 0 */
 struct rcu_thread *rcu_thread_self(void);
 bool rcu_thread_registered(const struct rcu_thread *t);
 unsigned int rcu_section_depth(void);            /* caller's explicit sections */
+void rcu_emerg_readers_wait(void);               /* GP: wait out emergency sections */
+int rcu_kthread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 void trcu_thread_init(void);
 void trcu_check_blocking_allowed(const char *what);
 int trcu_enter_gp_wait(struct rcu_thread *t);

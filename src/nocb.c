@@ -646,7 +646,7 @@ static bool nocb_start(void)
 	nocb.groups[0].kvfree = true;
 	for (long i = 0; i < n; i++) {
 		pthread_mutex_init(&nocb.groups[i].lock, NULL);
-		if (pthread_create(&nocb.groups[i].thread, NULL, rcu_nocb_kthread, &nocb.groups[i]))
+		if (rcu_kthread_create(&nocb.groups[i].thread, rcu_nocb_kthread, &nocb.groups[i]))
 			trcu_die("call_rcu(): cannot start a callback-offload thread: %s",
 				 strerror(errno));
 	}

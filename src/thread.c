@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,20 +182,39 @@ void trcu_slots_fork_child(struct rcu_tree *t)
 /* Set or clear flag bits of the owner's nest_flags, nesting kept. */
 static void reader_flags_set(struct trcu_reader *r, unsigned long set, unsigned long clear)
 {
-	r->nest_flags = (r->nest_flags & ~clear) | set;
+	unsigned long nf = __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED);
+
+	/* Relaxed and compiler-ordered: the owner's signal handlers read it. */
+	__atomic_store_n(&r->nest_flags, (nf & ~clear) | set, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /* Set the owner's nesting depth, flags kept. */
 static void reader_nesting_set(struct trcu_reader *r, unsigned int n)
 {
-	r->nest_flags = (r->nest_flags & ~TRCU_NEST_MASK) | n;
+	unsigned long nf = __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&r->nest_flags, (nf & ~TRCU_NEST_MASK) | n, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
+
+static int register_thread(struct trcu_reader *r, struct rcu_thread *t);
 
 int trcu_register_thread(void)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
 	struct rcu_thread *t = &rcu_thread_tls;
+	int ret;
 
+	/* A handler that interrupts the registration (or the init inside it)
+	 * runs an emergency section (trcu_read_lock_slow()). */
+	rcu_busy_enter();
+	ret = register_thread(&trcu_reader_tls, t);
+	rcu_busy_exit();
+	return ret;
+}
+
+static int register_thread(struct trcu_reader *r, struct rcu_thread *t)
+{
 	trcu_init();
 	if (__atomic_load_n(&r->watching, __ATOMIC_RELAXED))
 		return 0;
@@ -211,7 +231,8 @@ int trcu_register_thread(void)
 		__atomic_store_n(&r->watching, 0, __ATOMIC_RELAXED);
 		return -1;
 	}
-	/* Clears TRCU_RF_UNREG: the fast path may run from now on. */
+	/* Clears TRCU_RF_UNREG: the fast path may run from now on (a
+	 * handler's too: the slot is published). */
 	reader_flags_set(r, rcu_state.fenced ? TRCU_RF_FENCED : 0,
 			 TRCU_RF_UNREG | TRCU_RF_FENCED | TRCU_RF_QSBR);
 	/* The destructor unregisters a thread that exits without doing so. */
@@ -219,10 +240,19 @@ int trcu_register_thread(void)
 	return 0;
 }
 
+static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t);
+
 void trcu_unregister_thread(void)
 {
-	struct trcu_reader *r = &trcu_reader_tls;
 	struct rcu_thread *t = &rcu_thread_tls;
+
+	rcu_busy_enter();
+	unregister_thread(&trcu_reader_tls, t);
+	rcu_busy_exit();
+}
+
+static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t)
+{
 	int slot = t->slot;
 
 	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED))
@@ -232,6 +262,10 @@ void trcu_unregister_thread(void)
 			 "section (nesting depth %u)", rcu_nesting(r) - t->depth_bias);
 	if (t->depth_bias)
 		trcu_internal_qsbr_offline(t);
+	/* From here a handler's section on this thread takes the slow path
+	 * (and, ->busy, the emergency one): the slot is about to go. */
+	__atomic_store_n(&r->nest_flags, TRCU_RF_UNREG, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	slot_online_locked(slot, false);
 	/* A GP may be waiting on this slot: the thread is quiescent for good. */
@@ -242,7 +276,6 @@ void trcu_unregister_thread(void)
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 	t->slot = -1;
 	t->qsbr = false;
-	r->nest_flags = TRCU_RF_UNREG;
 	__atomic_store_n(&r->watching, 0, __ATOMIC_RELAXED);
 	pthread_setspecific(rcu_state.exit_key, NULL);
 }
@@ -276,10 +309,29 @@ static void thread_exit_destructor(void *arg)
 			/* Close the section: make ->watching even again.  Pairs
 			 * with trcu_gp_mb() like an outermost unlock. */
 			atomic_thread_fence(memory_order_seq_cst);
-			__atomic_store_n(&r->watching, watching_untagged(r) + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&r->watching, (watching_untagged(r) | 1) + 1,
+					 __ATOMIC_RELAXED);
 		}
 	}
 	trcu_unregister_thread();
+}
+
+/*
+ * The library's own threads (GP kthread, callback offload threads) start
+ * with every signal blocked, as liburcu's call_rcu threads do: no
+ * application handler runs on them, so the early report may count a
+ * driving GP kthread quiescent without looking at its ->watching.
+ */
+int rcu_kthread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
 }
 
 void trcu_thread_init(void)
@@ -290,18 +342,34 @@ void trcu_thread_init(void)
 
 /* ---- Watching transitions (out of line) ---------------------------------- */
 
-/* Even -> odd: the thread may now hold references. */
+/* The owner's fenced transitions: the fenced read side, and a section on a
+ * thread blocked waiting for a GP (the early report reads ->watching
+ * without a membarrier: rcu_early_report_leaf()). */
+static bool watching_fenced(const struct trcu_reader *r)
+{
+	return (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) &
+		(TRCU_RF_FENCED | TRCU_RF_BLOCKED)) != 0;
+}
+
+/*
+ * Even -> odd: the thread may now hold references.  | 1, not + 1, and the
+ * exits' (w | 1) + add: a signal handler that interrupted this thread
+ * between its nesting store and its ->watching store may have moved
+ * ->watching already (docs/design.md, "Signal handlers"); the values stay
+ * odd inside a section, even outside, and never go back.
+ */
 static void watching_enter(struct trcu_reader *r)
 {
-	unsigned long w = watching_untagged(r);
+	unsigned long w = watching_untagged(r) | 1;
 
-	if (r->nest_flags & TRCU_RF_FENCED) {
+	if (watching_fenced(r)) {
 		/* seq_cst store + fence: the section's loads stay after it.
-		 * Pairs with trcu_gp_mb() (a full fence in fenced mode). */
-		__atomic_store_n(&r->watching, w + 1, __ATOMIC_SEQ_CST);
+		 * Pairs with trcu_gp_mb() (a full fence in fenced mode), and
+		 * with the fence in rcu_gp_early_report(). */
+		__atomic_store_n(&r->watching, w, __ATOMIC_SEQ_CST);
 		atomic_thread_fence(memory_order_seq_cst);
 	} else {
-		__atomic_store_n(&r->watching, w + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->watching, w, __ATOMIC_RELAXED);
 		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
 		atomic_signal_fence(memory_order_seq_cst);
 	}
@@ -310,18 +378,19 @@ static void watching_enter(struct trcu_reader *r)
 /* Odd -> even (add 1) or odd -> odd (add 2, a momentary QS). */
 static void watching_exit(struct trcu_reader *r, unsigned long add)
 {
-	unsigned long w = watching_untagged(r);
+	unsigned long w = (watching_untagged(r) | 1) + add;
 
-	if (r->nest_flags & TRCU_RF_FENCED) {
+	if (watching_fenced(r)) {
 		/* Release: the section's accesses before the store; pairs with
-		 * the GP scan's acquire load.  The fence orders the store before
-		 * the ->need_qs load (pairs with the driver's fence). */
-		__atomic_store_n(&r->watching, w + add, __ATOMIC_RELEASE);
+		 * the GP scan's and the early report's acquire loads.  The
+		 * fence orders the store before the ->need_qs load (pairs with
+		 * the driver's fence). */
+		__atomic_store_n(&r->watching, w, __ATOMIC_RELEASE);
 		atomic_thread_fence(memory_order_seq_cst);
 	} else {
 		/* Pairs with trcu_gp_mb() at GP end. */
 		atomic_signal_fence(memory_order_seq_cst);
-		__atomic_store_n(&r->watching, w + add, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->watching, w, __ATOMIC_RELAXED);
 		/* Pairs with the driver's ->need_qs store + membarrier. */
 		atomic_signal_fence(memory_order_seq_cst);
 	}
@@ -329,29 +398,141 @@ static void watching_exit(struct trcu_reader *r, unsigned long add)
 		trcu_report_qs_slow(r);
 }
 
+/* ---- Emergency sections ----------------------------------------------------- */
+
+/*
+ * A signal handler's section on a thread whose registration, unregistration
+ * or library init it interrupted (->busy), or on an unregistered thread
+ * half way into its first lock: it can neither register (locks, malloc,
+ * pthread_once() re-entered) nor rely on a slot that is coming or going.
+ * It is counted here instead, and every grace period waits, after it
+ * started, until no emergency section is left (rcu_emerg_readers_wait()):
+ * any section that began before the GP has then ended.
+ */
+static unsigned long emerg_readers;
+
+static void emerg_enter(struct trcu_reader *r, unsigned long nf_before)
+{
+	struct rcu_thread *t = &rcu_thread_tls;
+	unsigned int d = t->emerg_depth;
+
+	if (d >= RCU_EMERG_MAX)
+		trcu_die("rcu_read_lock(): more than %d nested signal handlers in "
+			 "emergency read-side sections on thread %d", RCU_EMERG_MAX, trcu_gettid());
+	/* Counted before the section's loads: the fence pairs with the one in
+	 * rcu_emerg_readers_wait() (store buffering: the GP sees this count,
+	 * or the section sees every update that preceded the GP). */
+	__atomic_fetch_add(&emerg_readers, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* A handler nested in this one between these steps uses the next
+	 * entry and leaves ->emerg_depth as it found it. */
+	t->emerg_depth = d + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->emerg_saved[d] = nf_before;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&r->nest_flags, TRCU_RF_EMERG | 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void emerg_exit(struct trcu_reader *r)
+{
+	struct rcu_thread *t = &rcu_thread_tls;
+	unsigned int d = t->emerg_depth - 1;
+
+	__atomic_store_n(&r->nest_flags, t->emerg_saved[d], __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->emerg_depth = d;
+	/* Release: the section's accesses before the count drops; pairs with
+	 * the acquire load in rcu_emerg_readers_wait(). */
+	__atomic_fetch_sub(&emerg_readers, 1, __ATOMIC_RELEASE);
+}
+
+/* Grace-period side, after the GP started: wait until no emergency section
+ * is in progress.  They are a signal handler's short sections that
+ * interrupted a registration, an unregistration or the init, so rare. */
+void rcu_emerg_readers_wait(void)
+{
+	/* Pairs with the fence in emerg_enter(). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* Acquire: pairs with the release decrement in emerg_exit(). */
+	while (__atomic_load_n(&emerg_readers, __ATOMIC_ACQUIRE))
+		trcu_sleep_ns(10 * 1000L);
+}
+
 /* ---- Read-side slow paths --------------------------------------------------- */
 
-/* Outermost lock on an unregistered, fenced or offline-QSBR thread; nesting
- * is already 1. */
+/* The nest_flags an entry just incremented had before it. */
+static unsigned long nest_flags_before(const struct trcu_reader *r)
+{
+	return __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) - 1;
+}
+
+/* Outermost lock on an unregistered, fenced, blocked or offline-QSBR
+ * thread; nesting is already 1. */
 void trcu_read_lock_slow(struct trcu_reader *r)
 {
+	struct rcu_thread *t = &rcu_thread_tls;
+
+	if (t->busy) {
+		/* A signal handler that interrupted this thread's
+		 * registration, unregistration or init. */
+		emerg_enter(r, nest_flags_before(r));
+		return;
+	}
 	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED)) {
 		reader_nesting_set(r, 0);
 		if (trcu_register_thread())
 			trcu_die("rcu_read_lock(): cannot register thread %d automatically: "
 				 "out of memory", trcu_gettid());
 		reader_nesting_set(r, 1);
+	} else if (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_UNREG) {
+		/* A signal handler registered this thread after the inline
+		 * lock read nest_flags: keep the flags registration set. */
+		__atomic_store_n(&r->nest_flags, (rcu_state.fenced ? TRCU_RF_FENCED : 0) | 1,
+				 __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
 	watching_enter(r);
 }
 
-/* Outermost unlock on a fenced or QSBR thread. */
+/*
+ * A nested lock found ->watching even: a signal handler that interrupted
+ * its thread's outermost lock between the nesting store and the ->watching
+ * store (inline, slow path, or a QSBR thread going online).  Make ->watching
+ * odd here; the interrupted lock's own store keeps it odd.  On a thread
+ * not registered yet (its first lock, before registration) or busy, an
+ * emergency section.
+ */
+void trcu_read_lock_nested_slow(struct trcu_reader *r)
+{
+	if (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_EMERG)
+		return;   /* inside an emergency section already */
+	if (rcu_thread_tls.busy || !__atomic_load_n(&r->watching, __ATOMIC_RELAXED)) {
+		emerg_enter(r, nest_flags_before(r));
+		return;
+	}
+	watching_enter(r);
+}
+
+/* Outermost unlock on a fenced, QSBR, blocked thread, or of an emergency
+ * section. */
 void trcu_read_unlock_slow(struct trcu_reader *r)
 {
-	if (rcu_thread_tls.depth_bias)
+	unsigned long nf = __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED);
+
+	if (nf & TRCU_RF_EMERG) {
+		emerg_exit(r);
+		return;
+	}
+	/* The flag, not ->depth_bias: a handler that interrupts going online
+	 * between the two sees the bias already set and nesting 0 (fenced
+	 * build: its own section comes here). */
+	if (nf & TRCU_RF_QSBR)
 		trcu_die("rcu_read_unlock() without a matching rcu_read_lock() "
 			 "in QSBR thread %d", rcu_thread_tls.tid);
-	reader_nesting_set(r, 0);
+	/* Signal handlers: nesting 0 before ->watching even, as inline. */
+	__atomic_store_n(&r->nest_flags, nf - 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	watching_exit(r, 1);
 }
 
@@ -360,6 +541,11 @@ void trcu_report_qs_slow(struct trcu_reader *r)
 {
 	struct rcu_thread *t = &rcu_thread_tls;
 
+	/* A signal handler's unlock on a thread inside the library's locked
+	 * code: reporting would take an rcu_node lock this thread may hold.
+	 * ->need_qs stays set; the driver's next scan sees the even value. */
+	if (t->busy)
+		return;
 	/* acq_rel: pairs with the driver's store of ->need_qs (under the leaf
 	 * lock); the report below takes the leaf lock anyway. */
 	if (!__atomic_exchange_n(&r->need_qs, 0, __ATOMIC_ACQ_REL))
@@ -403,7 +589,12 @@ void trcu_internal_qsbr_online(struct rcu_thread *t)
 	if (rcu_nesting(r))
 		trcu_die("rcu_thread_online() called inside an RCU read-side critical section");
 	t->depth_bias = 1;
-	r->nest_flags = (r->nest_flags & ~TRCU_NEST_MASK) | TRCU_RF_QSBR | 1;
+	/* Signal handlers: nesting before ->watching odd, as in the inline
+	 * lock (a handler in between makes ->watching odd itself). */
+	__atomic_store_n(&r->nest_flags,
+			 (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & ~TRCU_NEST_MASK) |
+			 TRCU_RF_QSBR | 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	watching_enter(r);
 }
 
@@ -417,7 +608,12 @@ void trcu_internal_qsbr_offline(struct rcu_thread *t)
 		trcu_die("rcu_thread_offline() called inside an RCU read-side critical "
 			 "section (nesting depth %u)", rcu_nesting(r) - 1);
 	t->depth_bias = 0;
-	r->nest_flags &= ~(TRCU_NEST_MASK | TRCU_RF_QSBR);
+	/* Signal handlers: nesting 0 before ->watching even, as in the
+	 * inline unlock. */
+	__atomic_store_n(&r->nest_flags,
+			 __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) &
+			 ~(TRCU_NEST_MASK | TRCU_RF_QSBR), __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	watching_exit(r, 1);
 }
 
@@ -472,6 +668,10 @@ int trcu_enter_gp_wait(struct rcu_thread *t)
 
 	if (was_online)
 		trcu_internal_qsbr_offline(t);
+	/* A section on this thread from now on (only a signal handler can
+	 * run one) takes the slow path's fenced entry: the early report
+	 * reads ->watching without a membarrier (rcu_early_report_leaf()). */
+	reader_flags_set(&trcu_reader_tls, TRCU_RF_BLOCKED, 0);
 	/* Release: the caller's earlier accesses (it already ran a full fence)
 	 * before the flag; pairs with the driver's acquire in the early report. */
 	atomic_store_explicit(&t->gp_blocked, 1, memory_order_release);
@@ -485,6 +685,7 @@ void trcu_exit_gp_wait(struct rcu_thread *t, int was_online)
 	 * visible before any later read-side section's loads.  Pairs with the
 	 * fence in rcu_gp_early_report() before it reads ->gp_blocked. */
 	atomic_thread_fence(memory_order_seq_cst);
+	reader_flags_set(&trcu_reader_tls, 0, TRCU_RF_BLOCKED);
 	if (was_online)
 		trcu_internal_qsbr_online(t);
 }

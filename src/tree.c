@@ -317,7 +317,8 @@ static void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dir
 	pthread_mutex_unlock(&rnp->lock);
 }
 
-/* Report a quiescent state for one slot (reader report or unregister). */
+/* Report a quiescent state for one slot (reader report or unregister).
+ * ->busy: node locks held (rcu_busy_enter()). */
 void rcu_report_qs_slot(int slot, bool dirty)
 {
 	struct rcu_tree *t = rcu_tree();
@@ -327,8 +328,10 @@ void rcu_report_qs_slot(int slot, bool dirty)
 	if (slot >= t->capacity)
 		return;  /* not in the tree yet: no GP waits on it */
 	leaf = rcu_tree_leaf(t, slot);
+	rcu_busy_enter();
 	pthread_mutex_lock(&leaf->lock);
 	rcu_report_qs_rnp(1UL << (slot - leaf->grplo), leaf, dirty);
+	rcu_busy_exit();
 }
 
 /* Has every quiescent state of this GP been reported?  The acquire load
@@ -437,6 +440,25 @@ static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
  * FQS scans to notice.  Clean reports: the driver is this thread, and a
  * blocked waiter's accesses happen before its ->gp_blocked release store.
  */
+/*
+ * Blocked or driving: quiescent now?  A blocked thread runs no code of its
+ * own, but a signal handler on it may run a section: that section entered
+ * with the fenced slow path (TRCU_RF_BLOCKED), so its odd ->watching is
+ * seen here or its loads come after the fence in rcu_gp_early_report()
+ * (store buffering, both sides fenced); an even value stored with release
+ * after a handler's section closes it.  The driver, when not blocked, is
+ * the GP kthread or an offload thread, which block every signal
+ * (rcu_kthread_create()): it cannot be in a section while it runs GP code.
+ */
+static bool rcu_early_qs(struct rcu_thread *r)
+{
+	/* Acquire pairs with the release in trcu_enter_gp_wait(). */
+	if (atomic_load_explicit(&r->gp_blocked, memory_order_acquire))
+		/* Acquire pairs with the release store in watching_exit(). */
+		return !(__atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE) & 1);
+	return r == rcu_state.driver;
+}
+
 static void rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
 {
 	unsigned long mask = 0;
@@ -445,9 +467,7 @@ static void rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
 		int i = __builtin_ctzl(m);
 		struct rcu_thread *r = trcu_slot_get(leaf->grplo + i);
 
-		/* Acquire pairs with the release in trcu_enter_gp_wait(). */
-		if (r && (r == rcu_state.driver ||
-			  atomic_load_explicit(&r->gp_blocked, memory_order_acquire)))
+		if (r && rcu_early_qs(r))
 			mask |= 1UL << i;
 	}
 	rcu_report_qs_rnp(mask, leaf, false);
@@ -772,6 +792,9 @@ static void rcu_gp_cleanup(void)
 	 * and unchanged on both sides of the GP-start barrier, and on TSO
 	 * machines (TRCU_TSO), where the store cannot pass the section's loads.
 	 */
+	/* Signal handlers' emergency sections (src/thread.c) are not in
+	 * the tree: wait for the ones in progress now, after the GP start. */
+	rcu_emerg_readers_wait();
 	if (!TRCU_TSO && atomic_load_explicit(&rcu_state.gp_dirty_flag, memory_order_relaxed))
 		trcu_gp_mb();
 	if (rcu_state.exp_at_init)
@@ -872,7 +895,21 @@ static long rcu_async_wait_ns(struct rcu_async_wait *aw)
  * wakes the caller itself, one hand-off instead of two (driver, then
  * caller).  Returns false when this driver handed the GP over.
  */
+static bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind);
+
+/* ->busy for the whole GP: the driver takes ofl_lock and rcu_node locks
+ * (rcu_busy_enter()). */
 static bool rcu_gp_one(struct rcu_thread *driver, enum rcu_driver_kind kind)
+{
+	bool ret;
+
+	rcu_busy_enter();
+	ret = rcu_gp_one_locked(driver, kind);
+	rcu_busy_exit();
+	return ret;
+}
+
+static bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 {
 	bool resumed = rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq,
 							  memory_order_relaxed)) != 0;
@@ -960,7 +997,20 @@ static bool rcu_gp_needed(void)
  * requester's leaf to the root, stopping where someone already asked for it.
  * Returns true when this call raised rcu_state.gp_seq_needed.
  */
+static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r);
+
+/* ->busy: the funnel takes rcu_node locks (rcu_busy_enter()). */
 static bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r)
+{
+	bool ret;
+
+	rcu_busy_enter();
+	ret = rcu_start_this_gp_funnel(s, r);
+	rcu_busy_exit();
+	return ret;
+}
+
+static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r)
 {
 	struct rcu_tree *t = rcu_tree();
 	struct rcu_node *rnp = (r && r->slot >= 0 && r->slot < t->capacity)
@@ -1070,7 +1120,7 @@ static void rcu_gp_kthread_wake(void)
 	if (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
 		pthread_mutex_lock(&kthread_start_lock);
 		if (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_relaxed)) {
-			if (pthread_create(&rcu_state.kthread, NULL, rcu_gp_kthread, NULL))
+			if (rcu_kthread_create(&rcu_state.kthread, rcu_gp_kthread, NULL))
 				trcu_die("cannot start the GP kthread: %s", strerror(errno));
 			/* Release pairs with the acquire above and in shutdown. */
 			atomic_store_explicit(&rcu_state.kthread_started, true,
@@ -1767,7 +1817,12 @@ static void rcu_init_once(void)
 
 void trcu_init(void)
 {
+	/* A signal handler that interrupts the init on this thread must not
+	 * enter pthread_once() again: ->busy sends its sections to the
+	 * emergency path (src/thread.c). */
+	rcu_busy_enter();
 	pthread_once(&rcu_init_once_ctl, rcu_init_once);
+	rcu_busy_exit();
 }
 
 void trcu_get_stats(struct trcu_stats *st)

@@ -61,6 +61,14 @@ extern "C" {
  * unregistration, so that the fast path's one compare of nest_flags also
  * says "registered" and need not load ->watching for it. */
 #define TRCU_RF_UNREG  (1UL << 34)
+/* Blocked waiting for a grace period (the early report counts the thread
+ * quiescent): a section on it, which only a signal handler can run, takes
+ * the slow path's fenced entry. */
+#define TRCU_RF_BLOCKED (1UL << 35)
+/* An emergency section: a signal handler's section on a thread whose
+ * registration, unregistration or library initialisation it interrupted,
+ * counted in a global instead of the thread's slot (src/thread.c). */
+#define TRCU_RF_EMERG  (1UL << 36)
 
 /*
  * Per-thread reader state, one per thread, in TLS, on its own cache line:
@@ -122,6 +130,7 @@ extern unsigned long trcu_reader_gen;
 
 /* Out-of-line slow paths (src/thread.c). */
 void trcu_read_lock_slow(struct trcu_reader *r);
+void trcu_read_lock_nested_slow(struct trcu_reader *r);
 void trcu_read_unlock_slow(struct trcu_reader *r);
 void trcu_report_qs_slow(struct trcu_reader *r);
 void trcu_quiescent_state_slow(struct trcu_reader *r);
@@ -133,17 +142,28 @@ void trcu_unbalanced_unlock(struct trcu_reader *r) __attribute__((noreturn));
  * keeps the section's loads after it; the CPU ordering is supplied by the
  * grace-period driver's membarrier() (trcu_gp_mb() in src/tree.c), which
  * pairs with this barrier.
+ *
+ * Async-signal-safe (docs/design.md, "Signal handlers"): a handler may run
+ * a section of its own between any two instructions here.  The outermost
+ * lock publishes nesting 1 before it makes ->watching odd, with a compiler
+ * barrier between: a handler that lands before the nesting store runs a
+ * whole section of its own and leaves nesting 0 behind it; one that lands
+ * after finds nesting 1 and ->watching even, the one state that says "an
+ * outermost lock is half done", and makes ->watching odd itself in the
+ * nested branch's slow path.
  */
 static inline void trcu_read_lock(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
-	unsigned long nf = r->nest_flags;
+	unsigned long nf = __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED);
 
 	if (TRCU_LIKELY(nf == 0)) {
 		/* Outermost, registered, no flags (not fenced, not QSBR).
 		 * Whole-word stores: a 32-bit store followed by the next
 		 * 64-bit load would defeat store-to-load forwarding. */
-		r->nest_flags = 1;
+		__atomic_store_n(&r->nest_flags, 1, __ATOMIC_RELAXED);
+		/* Signal handlers: nesting before ->watching (see above). */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 #if TRCU_READ_GEN
 		/* No load of ->watching at all: no store-load chain from call
 		 * to call (it cost 4.7 ns per pair, and its load for a
@@ -157,16 +177,27 @@ static inline void trcu_read_lock(void)
 		__atomic_store_n(&r->watching, __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED),
 				 __ATOMIC_RELAXED);
 #else
-		__atomic_store_n(&r->watching, __atomic_load_n(&r->watching, __ATOMIC_RELAXED) + 1,
+		/* | 1, not + 1: a handler that landed after the nesting store
+		 * may have made ->watching odd already; it stays that value. */
+		__atomic_store_n(&r->watching, __atomic_load_n(&r->watching, __ATOMIC_RELAXED) | 1,
 				 __ATOMIC_RELAXED);
 #endif
 		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) != 0)) {
-		r->nest_flags = nf + 1;        /* nested, or an online QSBR thread */
+		/* Nested, or an online QSBR thread. */
+		__atomic_store_n(&r->nest_flags, nf + 1, __ATOMIC_RELAXED);
+		/* Signal handlers: nesting before the ->watching check. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		/* Even under nesting >= 1 only in a handler that interrupted
+		 * an outermost lock between its two stores (or a thread's
+		 * registration): make it odd out of line. */
+		if (TRCU_UNLIKELY(!(__atomic_load_n(&r->watching, __ATOMIC_RELAXED) & 1)))
+			trcu_read_lock_nested_slow(r);
 	} else {
-		/* Unregistered, fenced, or an offline QSBR thread. */
-		r->nest_flags = nf + 1;
+		/* Unregistered, fenced, blocked, or an offline QSBR thread. */
+		__atomic_store_n(&r->nest_flags, nf + 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		trcu_read_lock_slow(r);
 	}
 }
@@ -179,11 +210,17 @@ static inline void trcu_read_lock(void)
  * driver sets ->need_qs, runs membarrier(), then rereads ->watching, so
  * either it sees the even value or this load sees ->need_qs set (store
  * buffering resolved by membarrier).
+ *
+ * Async-signal-safe: the outermost unlock publishes nesting 0 before it
+ * makes ->watching even.  A handler that lands before the nesting store
+ * nests in this section (->watching is odd); one that lands after runs a
+ * whole section of its own, which leaves ->watching even, as this one's
+ * store does.
  */
 static inline void trcu_read_unlock(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
-	unsigned long nf = r->nest_flags;
+	unsigned long nf = __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED);
 
 	if (TRCU_LIKELY(nf == 1)) {
 		/* Outermost, no flags. */
@@ -191,16 +228,18 @@ static inline void trcu_read_unlock(void)
 
 		/* Pairs with trcu_gp_mb() at GP end (membarrier). */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		r->nest_flags = 0;
+		__atomic_store_n(&r->nest_flags, 0, __ATOMIC_RELAXED);
+		/* Signal handlers: nesting 0 before ->watching even. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		__atomic_store_n(&r->watching, w + 1, __ATOMIC_RELAXED);
 		/* Pairs with the driver's store of ->need_qs + membarrier(). */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (TRCU_UNLIKELY(__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED)))
 			trcu_report_qs_slow(r);
 	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) > 1)) {
-		r->nest_flags = nf - 1;        /* nesting is the low half */
+		__atomic_store_n(&r->nest_flags, nf - 1, __ATOMIC_RELAXED);
 	} else if ((nf & TRCU_NEST_MASK) == 1) {
-		trcu_read_unlock_slow(r);      /* fenced, or QSBR */
+		trcu_read_unlock_slow(r);      /* fenced, QSBR, blocked, emergency */
 	} else {
 		trcu_unbalanced_unlock(r);
 	}
@@ -210,7 +249,7 @@ static inline void trcu_read_unlock(void)
  * (a QSBR thread that is online always is). */
 static inline bool trcu_read_lock_held(void)
 {
-	return (trcu_reader_tls.nest_flags & TRCU_NEST_MASK) != 0;
+	return (__atomic_load_n(&trcu_reader_tls.nest_flags, __ATOMIC_RELAXED) & TRCU_NEST_MASK) != 0;
 }
 
 /* ---- Pointer publication ------------------------------------------------ */
@@ -320,7 +359,7 @@ static inline void trcu_quiescent_state(void)
 
 	/* Fast path: online QSBR thread (TRCU_RF_QSBR is set only while
 	 * online), not fenced, outside any explicit nested section. */
-	if (TRCU_UNLIKELY(r->nest_flags != (TRCU_RF_QSBR | 1))) {
+	if (TRCU_UNLIKELY(__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) != (TRCU_RF_QSBR | 1))) {
 		trcu_quiescent_state_slow(r);
 		return;
 	}
