@@ -255,11 +255,13 @@ static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t)
 {
 	int slot = t->slot;
 
-	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED))
-		return;
+	/* Before the registration test: a section on a thread that is not
+	 * registered (before the library's init) is a section too. */
 	if (rcu_nesting(r) > t->depth_bias)
 		trcu_die("rcu_unregister_thread() called inside an RCU read-side critical "
 			 "section (nesting depth %u)", rcu_nesting(r) - t->depth_bias);
+	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED))
+		return;
 	if (t->depth_bias)
 		trcu_internal_qsbr_offline(t);
 	/* From here a handler's section on this thread takes the slow path
@@ -300,6 +302,10 @@ static void thread_exit_destructor(void *arg)
 
 	if (t != &rcu_thread_tls)
 		return;
+	/* For good: a signal handler's section from here to the thread's
+	 * end is an emergency one, and never registers the thread again
+	 * (its slot would outlive the thread). */
+	rcu_busy_enter();
 	if (rcu_nesting(r) > t->depth_bias) {
 		trcu_warn("thread %d exited inside an RCU read-side critical section "
 			  "(nesting depth %u); treating it as quiescent",
@@ -338,6 +344,17 @@ void trcu_thread_init(void)
 {
 	if (pthread_key_create(&rcu_state.exit_key, thread_exit_destructor))
 		trcu_die("pthread_key_create failed");
+	/* The slot bitmap and first chunk now, not at the first registration:
+	 * a signal handler's first lock may register its thread, and then
+	 * allocates nothing up to SLOT_CHUNK threads. */
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	{
+		int s = slot_alloc();
+
+		if (s >= 0)
+			slot_free(s);
+	}
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
 }
 
 /* ---- Watching transitions (out of line) ---------------------------------- */
@@ -475,7 +492,7 @@ void trcu_read_lock_slow(struct trcu_reader *r)
 
 	if (t->busy) {
 		/* A signal handler that interrupted this thread's
-		 * registration, unregistration or init. */
+		 * registration, unregistration, init or GP code. */
 		emerg_enter(r, nest_flags_before(r));
 		return;
 	}

@@ -33,6 +33,9 @@
 #define LIVE    0x600dUL
 #define POISON  0xdeadUL
 #define RUN_MS  2000
+#define MAX_RUN_MS 60000
+#define MIN_SECTIONS 1000
+#define MIN_GPS 100
 #define HANDLER_SPIN_NS 50000L
 #define DELAY_FREE 16
 #define TIMER_NS 100000L
@@ -43,7 +46,7 @@ struct obj {
 
 static struct obj *cur;
 static _Atomic int stop, target_tid, target_ready;
-static _Atomic unsigned long sections, bad, swaps;
+static _Atomic unsigned long sections, bad, swaps, gps;
 
 static long now_ns(void)
 {
@@ -98,6 +101,7 @@ static void *updater(void *arg)
 		free(ring[n % DELAY_FREE]);
 		ring[n % DELAY_FREE] = old;
 		n++;
+		atomic_store(&gps, n);
 	}
 	synchronize_rcu();
 	for (int i = 0; i < DELAY_FREE; i++)
@@ -145,7 +149,6 @@ static void loop_memb(void)
 		rcu_read_unlock();
 		rcu_read_unlock();
 	}
-	rcu_unregister_thread();
 }
 
 /* An online QSBR thread: nested-only lock/unlock, momentary quiescent
@@ -166,7 +169,6 @@ static void loop_qsbr(void)
 		}
 	}
 	rcu_thread_offline();
-	rcu_unregister_thread();
 }
 
 /* Registration by the first lock, sections, unregistration, a pause while
@@ -185,7 +187,6 @@ static void loop_unreg(void)
 		if (rand() & 1)
 			rcu_register_thread();
 	}
-	rcu_unregister_thread();
 }
 
 /* Blocked waiting for grace periods most of the time. */
@@ -195,15 +196,22 @@ static void loop_blocked(void)
 	atomic_store(&target_ready, 1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed))
 		synchronize_rcu();
-	rcu_unregister_thread();
 }
 
 static void *target(void *arg)
 {
 	void (*fn)(void) = (void (*)(void))arg;
 
+	sigset_t set;
+
 	atomic_store(&target_tid, (int)syscall(SYS_gettid));
 	fn();
+	/* No handler after the thread's last unregistration: it would
+	 * register the thread again on its way out. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	rcu_unregister_thread();
 	return NULL;
 }
 
@@ -215,11 +223,23 @@ static void run(const char *name, void (*fn)(void))
 	atomic_store(&target_ready, 0);
 	atomic_store(&sections, 0);
 	atomic_store(&bad, 0);
+	atomic_store(&gps, 0);
 	cur = obj_new();
 	CHECK(pthread_create(&t, NULL, target, (void *)fn) == 0);
 	CHECK(pthread_create(&u, NULL, updater, NULL) == 0);
 	CHECK(pthread_create(&k, NULL, kicker, NULL) == 0);
-	usleep(RUN_MS * 1000);
+	/* At least RUN_MS, and until the handler ran MIN_SECTIONS sections
+	 * and the updater MIN_GPS grace periods (slow under load), bounded. */
+	for (long t0 = check_now_ms();;) {
+		long ms = check_now_ms() - t0;
+
+		usleep(10 * 1000);
+		if (ms >= RUN_MS && atomic_load(&sections) >= MIN_SECTIONS &&
+		    atomic_load(&gps) >= MIN_GPS)
+			break;
+		if (ms >= MAX_RUN_MS)
+			break;
+	}
 	atomic_store(&stop, 1);
 	pthread_join(k, NULL);
 	pthread_join(t, NULL);
@@ -229,8 +249,8 @@ static void run(const char *name, void (*fn)(void))
 	       "%lu read the poison\n", name, atomic_load(&sections), atomic_load(&swaps),
 	       atomic_load(&bad));
 	fflush(stdout);
-	CHECK(atomic_load(&sections) >= 1000);
-	CHECK(atomic_load(&swaps) >= 100);
+	CHECK(atomic_load(&sections) >= MIN_SECTIONS);
+	CHECK(atomic_load(&swaps) >= MIN_GPS);
 	CHECK_EQ(atomic_load(&bad), 0);
 }
 
@@ -241,7 +261,7 @@ int main(int argc, char **argv)
 	bool all = !strcmp(mode, "all");
 
 	/* A hang (a handler deadlocked on the thread it interrupted) fails. */
-	alarm(120);
+	alarm(280);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = handler;
 	sa.sa_flags = SA_RESTART;

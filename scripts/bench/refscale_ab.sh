@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A/B of the read side: two builds of the tool (A = before, B = after) run
+# `treercu refscale` alternately, ROUNDS times each; each run measures its
+# own liburcu memb in the same process, so the ratio column compares builds
+# across the machine's load.  Prints one line per run: build, then the
+# tool's ratio line and the treercu qsbr row for 1 reader.
+#   usage: scripts/bench/refscale_ab.sh A/treercu B/treercu [ROUNDS] [REPEATS] [MS]
+set -eu
+a=$1 b=$2 rounds=${3:-3} repeats=${4:-5} ms=${5:-200}
+echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC')"
+i=0
+while [ "$i" -lt "$rounds" ]; do
+	for side in A B; do
+		if [ "$side" = A ]; then bin=$a; else bin=$b; fi
+		out=$("$bin" refscale --repeats "$repeats" --ms "$ms" 2>&1)
+		ratio=$(printf '%s\n' "$out" | grep '^ratio treercu/liburcu memb')
+		qsbr=$(printf '%s\n' "$out" | grep '^| 1 .*treercu qsbr' | tr -s ' ')
+		load=$(printf '%s\n' "$out" | grep -o 'load average [0-9. ]*' || true)
+		echo "$side: $ratio | qsbr $qsbr | $load"
+	done
+	i=$((i + 1))
+done
