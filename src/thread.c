@@ -17,6 +17,9 @@
 __thread struct trcu_reader trcu_reader_tls = { .nest_flags = TRCU_RF_UNREG };
 __thread struct rcu_thread rcu_thread_tls = { .slot = -1 };
 
+/* Emergency sections in progress, every thread (see emerg_enter()). */
+static unsigned long emerg_readers;
+
 /*
  * The calling thread's private state, out of line, for slow paths in other
  * files.  GCC 12's UBSan null check on an inlined TLS address can branch
@@ -175,6 +178,8 @@ void trcu_slots_fork_child(struct rcu_tree *t)
 		slot_online_locked(s, true);
 	}
 	atomic_store_explicit(&rcu_state.nr_slots, n, memory_order_relaxed);
+	/* Other threads' emergency sections do not exist in the child. */
+	__atomic_store_n(&emerg_readers, self->emerg_depth, __ATOMIC_RELAXED);
 }
 
 /* ---- Registration --------------------------------------------------------- */
@@ -426,8 +431,6 @@ static void watching_exit(struct trcu_reader *r, unsigned long add)
  * started, until no emergency section is left (rcu_emerg_readers_wait()):
  * any section that began before the GP has then ended.
  */
-static unsigned long emerg_readers;
-
 static void emerg_enter(struct trcu_reader *r, unsigned long nf_before)
 {
 	struct rcu_thread *t = &rcu_thread_tls;

@@ -94,7 +94,7 @@ static void *updater(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		struct obj *old = rcu_xchg_pointer(cur, obj_new());
+		struct obj *old = rcu_xchg_pointer(&cur, obj_new());
 
 		synchronize_rcu();
 		__atomic_store_n(&old->val, POISON, __ATOMIC_RELAXED);
