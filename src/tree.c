@@ -1531,7 +1531,8 @@ static void rcu_wait_gp_sr(void)
 	 * Nobody would drive it, and a later start_poll cookie naming it
 	 * would find it already requested: a polled cookie that never
 	 * completes (torture: "writer made no progress for 30 s").  The GP
-	 * kthread runs it (tests/test_sr_stale_need.c, test_sr_stale_need2.c).
+	 * kthread runs it (tests/test_sr_extra_gp_driven.c and
+	 * test_sr_extra_gp_driven_failed_trylock.c).
 	 */
 	if (!rcu_seq_done(s))
 		rcu_gp_kthread_wake();
