@@ -31,11 +31,16 @@
  * synchronize_rcu() path (normal_wake_from_gp); "all" rotates it every 100 ms.
  */
 #define _GNU_SOURCE   /* pthread_timedjoin_np */
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <treercu/rcu.h>
@@ -63,11 +68,11 @@ static const char *const gp_name[GP_NTYPES] = {
 
 enum {
 	E_MB, E_POISON, E_REUSE, E_COOKIE, E_GPCHECK, E_STALL, E_THREAD,
-	E_CB, E_BARRIER, E_FWD, E_NTYPES
+	E_CB, E_BARRIER, E_FWD, E_FORK, E_CANCEL, E_NTYPES
 };
 static const char *const err_name[E_NTYPES] = {
 	"mbtest", "poison", "reuse", "gp_during_read", "gp_cookie", "stall", "thread",
-	"callback", "barrier", "fwd_prog",
+	"callback", "barrier", "fwd_prog", "fork", "cancel",
 };
 
 #define NPATH 3                     /* normal_wake_from_gp values */
@@ -174,6 +179,10 @@ static unsigned long seq_diff(unsigned long new, unsigned long old)
 		return 1;
 	return ((rnd_diff - SEQ_STATE_MASK - 1) >> 2) + 2;
 }
+
+/* The fault injectors' signal goes to these threads (below). */
+static int sig_target_add(void);
+static void sig_target_del(int slot);
 
 /* ---- Readers ------------------------------------------------------------ */
 
@@ -295,15 +304,19 @@ static void *reader_fn(void *arg)
 {
 	struct rd *r = arg;
 
+	int sig;
+
 	if (trcu_register_thread())
 		fail(E_THREAD);
 	if (r->qsbr)
 		trcu_thread_qsbr();
+	sig = r->qsbr ? -1 : sig_target_add();
 	while (!stopping()) {
 		one_read(r);
 		if (r->qsbr)
 			qsbr_step(r);
 	}
+	sig_target_del(sig);
 	if (r->qsbr)
 		rcu_thread_offline();
 	trcu_unregister_thread();
@@ -503,9 +516,10 @@ static void *writer_fn(void *arg)
 	struct elem *removed[POOL];
 	unsigned int rng = 0x9e3779b9u;
 	unsigned long seq = 0;
-	int nremoved = 0;
+	int nremoved = 0, sig;
 
 	trcu_register_thread();
+	sig = sig_target_add();
 	while (!stopping()) {
 		struct elem *rp, *old;
 		int pc;
@@ -529,6 +543,7 @@ static void *writer_fn(void *arg)
 		}
 		atomic_fetch_add(&tt.updates, 1);
 	}
+	sig_target_del(sig);
 	trcu_unregister_thread();
 	return NULL;
 }
@@ -536,13 +551,16 @@ static void *writer_fn(void *arg)
 static void *fakewriter_fn(void *arg)
 {
 	unsigned int rng = (unsigned int)(uintptr_t)arg * 2654435761u + 1;
+	int sig;
 
 	trcu_register_thread();
+	sig = sig_target_add();
 	while (!stopping()) {
 		park_if_quiet();
 		wait_gp((int)(rnd(&rng) % GP_NTYPES), &rng);
 		usleep(rnd(&rng) % 1000);
 	}
+	sig_target_del(sig);
 	trcu_unregister_thread();
 	return NULL;
 }
@@ -671,8 +689,10 @@ static void *cbwriter_fn(void *arg)
 	long idx = (long)(uintptr_t)arg;
 	unsigned int rng = 0x2545f491u + (unsigned int)idx * 40503u;
 	unsigned long seq = 0;
+	int sig;
 
 	trcu_register_thread();
+	sig = sig_target_add();
 	while (!stopping()) {
 		struct cbelem *ce, *old;
 
@@ -696,6 +716,7 @@ static void *cbwriter_fn(void *arg)
 		if (rnd(&rng) % 16 == 0)
 			usleep(rnd(&rng) % 200);
 	}
+	sig_target_del(sig);
 	trcu_unregister_thread();
 	return NULL;
 }
@@ -749,14 +770,17 @@ static void barrier_round(unsigned int *rng)
 static void *barrier_fn(void *arg)
 {
 	unsigned int rng = 0x51ed270bu;
+	int sig;
 
 	(void)arg;
 	trcu_register_thread();
+	sig = sig_target_add();
 	while (!stopping()) {
 		park_if_quiet();
 		barrier_round(&rng);
 		usleep(rnd(&rng) % 2000);
 	}
+	sig_target_del(sig);
 	trcu_unregister_thread();
 	return NULL;
 }
@@ -967,10 +991,14 @@ static bool nap(double s)
 
 static void *fwd_fn(void *arg)
 {
+	int sig;
+
 	(void)arg;
 	trcu_register_thread();
+	sig = sig_target_add();
 	while (nap(cbt.fwd_gap_s))
 		fwd_round();
+	sig_target_del(sig);
 	trcu_unregister_thread();
 	return NULL;
 }
@@ -1010,6 +1038,618 @@ static void cb_cleanup(void)
 	}
 }
 
+/* ---- Fault injectors ---------------------------------------------------------
+ *
+ * What ordinary programs do to a library: a signal handler that reads
+ * inside any instruction of a reader, an updater or a grace-period driver;
+ * fork() with everything in flight, the child using every API; updaters
+ * cancelled wherever they are; threads that exit inside a read-side
+ * section; QSBR threads that call every blocking API while online.
+ * --inject names the ones to run; "all" (the default) rotates them, one at a
+ * time for --inject-ms each, as --sync-path all rotates the wake paths.
+ */
+enum { INJ_SIGNAL, INJ_FORK, INJ_CANCEL, INJ_EXIT, INJ_QSBR, INJ_N };
+static const char *const inj_name[INJ_N] = { "signal", "fork", "cancel", "exit", "qsbr" };
+
+enum { QB_SYNC, QB_EXP, QB_BARRIER, QB_COND, QB_COND_FULL, QB_POLL, QB_FREE, QB_CALL, QB_N };
+static const char *const qb_name[QB_N] = {
+	"sync", "exp", "barrier", "cond", "cond_full", "poll", "rcu_free", "call_rcu",
+};
+
+#define SIG_INJ SIGUSR2
+#define MAX_VICTIMS 4
+#define FORK_CHILD_MS 150            /* the child's own torture */
+#define FORK_CHILD_TIMEOUT_S 60      /* the child's hard alarm */
+
+static struct {
+	unsigned int enabled;            /* injectors chosen by --inject */
+	bool rotate;                     /* "all": one at a time */
+	_Atomic unsigned int active;     /* the ones running now */
+	long period_ms, signal_us, fork_ms, cancel_ms, victims;
+	double stall_s;
+	/* Threads that take the signal: registered, outside QSBR. */
+	pthread_mutex_t tlock;
+	pthread_t target[MAX_THREADS];
+	bool used[MAX_THREADS];
+	_Atomic unsigned long sig_sent, sig_sections, sig_pipe[PIPE_LEN + 1];
+	_Atomic unsigned long forks, fork_failed;
+	_Atomic unsigned long cancels, victim_cbs_queued, victim_cbs_run, victim_ops;
+	_Atomic unsigned long exits, exits_nested;
+	_Atomic unsigned long qsbr_calls[QB_N];
+	int slots_before, slots_after;   /* registered slots before and after the run */
+} inj = { .tlock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool inj_on(int i)
+{
+	return atomic_load_explicit(&inj.active, memory_order_relaxed) & (1u << i);
+}
+
+/* --inject all: injector k for period_ms, then the next. */
+static void rotate_inject(uint64_t elapsed_ns)
+{
+	if (inj.rotate)
+		atomic_store(&inj.active,
+			     1u << (elapsed_ns / 1000000u / (uint64_t)inj.period_ms % INJ_N));
+}
+
+/* The calling thread takes the injected signal from now on (it must be
+ * registered and not QSBR) until sig_target_del(). */
+static int sig_target_add(void)
+{
+	int slot = -1;
+
+	pthread_mutex_lock(&inj.tlock);
+	for (int i = 0; i < MAX_THREADS && slot < 0; i++)
+		if (!inj.used[i]) {
+			inj.used[i] = true;
+			inj.target[i] = pthread_self();
+			slot = i;
+		}
+	pthread_mutex_unlock(&inj.tlock);
+	return slot;
+}
+
+/* Blocks the signal first: one already sent stays pending, never runs
+ * after the thread unregisters. */
+static void sig_target_del(int slot)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIG_INJ);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	if (slot < 0)
+		return;
+	pthread_mutex_lock(&inj.tlock);
+	inj.used[slot] = false;
+	pthread_mutex_unlock(&inj.tlock);
+}
+
+/*
+ * A read-side section in a signal handler, wherever it lands in the
+ * interrupted thread (inside its rcu_read_lock()/unlock(), a section, a
+ * synchronize_rcu() it drives, a call_rcu()): the readers' checks.  Only
+ * lock-free atomics and the read side; errno is kept.
+ */
+static void sig_reader(int sig)
+{
+	static _Atomic unsigned int pick;
+	int saved = errno;
+	unsigned int x = atomic_fetch_add_explicit(&pick, 1, memory_order_relaxed);
+	unsigned long c, seq;
+	struct elem *p;
+	int pipe;
+
+	(void)sig;
+	rcu_read_lock();
+	c = get_state_synchronize_rcu();
+	if (cbt.writers && (x & 1))
+		p = rcu_dereference(cbt.slot[(x >> 1) % (unsigned int)cbt.writers]);
+	else
+		p = rcu_dereference(tt.current);
+	if (p) {
+		seq = check_elem(p);
+		if (x % 4 == 0) {              /* stay a while: a GP may try to end */
+			struct timespec ts = { 0, 20000 + (long)(x % 61) * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+		pipe = atomic_load_explicit(&p->pipe_count, memory_order_relaxed);
+		if (atomic_load_explicit(&p->seq, memory_order_relaxed) != seq)
+			fail(E_REUSE);
+		check_elem(p);
+		if (poll_state_synchronize_rcu(c))
+			fail(E_COOKIE);
+		atomic_fetch_add_explicit(&inj.sig_pipe[pipe < 0 ? 0 : pipe > PIPE_LEN ? PIPE_LEN : pipe],
+					  1, memory_order_relaxed);
+	}
+	rcu_read_unlock();
+	atomic_fetch_add_explicit(&inj.sig_sections, 1, memory_order_relaxed);
+	errno = saved;
+}
+
+static void sig_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_reader;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIG_INJ, &sa, NULL);
+}
+
+/* The signal at a high rate, each time into a random target thread. */
+static void *signaller_fn(void *arg)
+{
+	unsigned int rng = 0x6a09e667u;
+
+	(void)arg;
+	while (!stopping()) {
+		if (!inj_on(INJ_SIGNAL)) {
+			usleep(10000);
+			continue;
+		}
+		pthread_mutex_lock(&inj.tlock);
+		int n = 0, k;
+
+		for (int i = 0; i < MAX_THREADS; i++)
+			n += inj.used[i];
+		k = n ? (int)(rnd(&rng) % (unsigned int)n) : -1;
+		for (int i = 0; i < MAX_THREADS && k >= 0; i++) {
+			if (inj.used[i] && k-- == 0 && !pthread_kill(inj.target[i], SIG_INJ))
+				atomic_fetch_add(&inj.sig_sent, 1);
+		}
+		pthread_mutex_unlock(&inj.tlock);
+		usleep((useconds_t)inj.signal_us);
+	}
+	return NULL;
+}
+
+/* ---- fork(): the child runs a short torture of its own ---- */
+
+#if defined(__SANITIZE_THREAD__)
+#define TORTURE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TORTURE_TSAN 1
+#endif
+#endif
+
+struct celem {
+	struct rcu_head rh;
+	_Atomic unsigned long magic;
+};
+
+static struct {
+	struct celem *cur;
+	_Atomic int stop;
+	_Atomic unsigned long bad, reads, cbs_run;
+} ch;
+
+static void *child_reader(void *arg)
+{
+	unsigned int rng = (unsigned int)(uintptr_t)arg;
+
+	while (!atomic_load_explicit(&ch.stop, memory_order_relaxed)) {
+		struct celem *p;
+
+		rcu_read_lock();
+		p = rcu_dereference(ch.cur);
+		if (p && atomic_load_explicit(&p->magic, memory_order_relaxed) != ELEM_MAGIC)
+			atomic_fetch_add(&ch.bad, 1);
+		if (rnd(&rng) % 64 == 0)
+			usleep(50);
+		if (p && atomic_load_explicit(&p->magic, memory_order_relaxed) != ELEM_MAGIC)
+			atomic_fetch_add(&ch.bad, 1);
+		rcu_read_unlock();
+		atomic_fetch_add_explicit(&ch.reads, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static void child_cb(struct rcu_head *rh)
+{
+	struct celem *p = (struct celem *)rh;
+
+	atomic_store_explicit(&p->magic, ELEM_POISON, memory_order_relaxed);
+	free(p);
+	atomic_fetch_add(&ch.cbs_run, 1);
+}
+
+/* Retire old by one of the APIs (k picks it); returns false if the
+ * cookie of a synchronous wait was not complete after it. */
+static bool child_retire(struct celem *old, unsigned int k, unsigned long *queued)
+{
+	unsigned long c = get_state_synchronize_rcu();
+	struct trcu_gp_oldstate fc;
+
+	switch (k % 6) {
+	case 0:
+		synchronize_rcu();
+		break;
+	case 1:
+		synchronize_rcu_expedited();
+		c = TRCU_GET_STATE_COMPLETED;
+		break;
+	case 2:
+		c = start_poll_synchronize_rcu();
+		while (!poll_state_synchronize_rcu(c))
+			usleep(100);
+		break;
+	case 3:
+		get_state_synchronize_rcu_full(&fc);
+		cond_synchronize_rcu_full(&fc);
+		if (!poll_state_synchronize_rcu_full(&fc))
+			return false;
+		break;
+	case 4:
+		(*queued)++;
+		call_rcu(&old->rh, child_cb);
+		return true;
+	case 5:
+		rcu_free(old);
+		return true;
+	}
+	if (!poll_state_synchronize_rcu(c))
+		return false;
+	atomic_store_explicit(&old->magic, ELEM_POISON, memory_order_relaxed);
+	free(old);
+	return true;
+}
+
+/* The child's exit status: 0 clean, 3 a reader saw a freed object, 4 a
+ * cookie incomplete after its wait, 5 rcu_barrier() returned early, 6 no
+ * memory or threads. */
+static int fork_child(unsigned int seed)
+{
+	pthread_t rt[2];
+	uint64_t end;
+	unsigned long queued = 0;
+	unsigned int k = seed;
+	int st = 0;
+
+	alarm(FORK_CHILD_TIMEOUT_S);           /* a hang dies by SIGALRM */
+	ch.cur = NULL;
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&rt[i], NULL, child_reader, (void *)(uintptr_t)(seed + i + 1)))
+			return 6;
+	end = now_ns() + FORK_CHILD_MS * 1000000ull;
+	while (now_ns() < end && !st) {
+		struct celem *n = calloc(1, sizeof(*n)), *old;
+
+		if (!n) {
+			st = 6;
+			break;
+		}
+		atomic_store_explicit(&n->magic, ELEM_MAGIC, memory_order_relaxed);
+		old = rcu_xchg_pointer(&ch.cur, n);
+		if (old && !child_retire(old, k++, &queued))
+			st = 4;
+	}
+	atomic_store(&ch.stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(rt[i], NULL);
+	rcu_barrier();
+	if (!st && atomic_load(&ch.cbs_run) != queued)
+		st = 5;
+	if (atomic_load(&ch.bad))
+		st = 3;
+	free(ch.cur);
+	return st;
+}
+
+/* Wait for the child at most stall_s: its exit status, or -1 (killed). */
+static int fork_wait(pid_t pid)
+{
+	uint64_t end = now_ns() + (uint64_t)(inj.stall_s * 1e9);
+	int status;
+
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ns() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		usleep(1000);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static void *forker_fn(void *arg)
+{
+	unsigned int rng = 0xbb67ae85u;
+
+	(void)arg;
+	while (nap((double)inj.fork_ms / 1000.0)) {
+		pid_t pid;
+		int st;
+
+		if (!inj_on(INJ_FORK))
+			continue;
+		pid = fork();
+		if (pid == 0)
+			_exit(fork_child(rnd(&rng)));   /* _exit: no atexit, no leak check */
+		if (pid < 0) {
+			fail(E_FORK);
+			continue;
+		}
+		rnd(&rng);
+		st = fork_wait(pid);
+		atomic_fetch_add(&inj.forks, 1);
+		if (st) {
+			fprintf(stderr, "torture: fork child %s %d (3 freed object read, 4 cookie "
+				"incomplete after its wait, 5 rcu_barrier() early, 6 no memory or "
+				"threads; 128+N killed by signal N)\n",
+				st < 0 ? "hung: killed after the stall limit; status" :
+				"exited with status", st);
+			atomic_fetch_add(&inj.fork_failed, 1);
+			fail(E_FORK);
+		}
+	}
+	return NULL;
+}
+
+/* ---- pthread_cancel() of updaters ---- */
+
+struct victim_cb {
+	struct rcu_head rh;
+	char pad[32];
+};
+
+static void victim_cb_fn(struct rcu_head *rh)
+{
+	free(rh);
+	atomic_fetch_add(&inj.victim_cbs_run, 1);
+}
+
+/* One update of a random kind; a cancellation requested meanwhile acts at
+ * the usleep() after it (the library's calls are no cancellation points),
+ * or inside the read-side section of the last kind, which then ends with
+ * the thread. */
+static void victim_step(unsigned int *rng)
+{
+	unsigned int k = rnd(rng) % 8;
+
+	switch (k) {
+	case 0:
+	case 1:
+	case 2:
+		wait_gp((int)(rnd(rng) % GP_NTYPES), rng);
+		break;
+	case 3: {
+		struct victim_cb *v = malloc(sizeof(*v));
+
+		if (!v)
+			break;
+		call_rcu(&v->rh, victim_cb_fn);
+		atomic_fetch_add(&inj.victim_cbs_queued, 1);
+		break;
+	}
+	case 4:
+		rcu_free(malloc(64));
+		break;
+	case 5:
+		rcu_barrier();
+		break;
+	case 6:
+		synchronize_rcu_expedited();
+		break;
+	case 7:
+		if (rnd(rng) % 64)
+			break;
+		rcu_read_lock();
+		usleep(100);                  /* cancelled here: exits inside */
+		rcu_read_unlock();
+		break;
+	}
+	atomic_fetch_add(&inj.victim_ops, 1);
+}
+
+static void *victim_fn(void *arg)
+{
+	unsigned int rng = (unsigned int)(uintptr_t)arg * 2246822519u + 7;
+	int cs;
+
+	if (rng & 2)                           /* the others register on first use */
+		trcu_register_thread();
+	while (!stopping()) {
+		/* Not cancelled while parked: fwd_prog counts the parked. */
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+		park_if_quiet();
+		pthread_setcancelstate(cs, NULL);
+		victim_step(&rng);
+		usleep(rnd(&rng) % 200);
+	}
+	trcu_unregister_thread();
+	return NULL;
+}
+
+/* Cancel a random updater every --cancel-ms or so, join it, start another. */
+static void *canceller_fn(void *arg)
+{
+	pthread_t v[MAX_VICTIMS];
+	unsigned int rng = 0x3c6ef372u, seed = 1;
+	long n = inj.victims;
+
+	(void)arg;
+	for (long i = 0; i < n; i++)
+		if (pthread_create(&v[i], NULL, victim_fn, (void *)(uintptr_t)seed++))
+			n = i;
+	while (nap((double)(1 + rnd(&rng) % (unsigned int)(2 * inj.cancel_ms)) / 1000.0)) {
+		long i = (long)(rnd(&rng) % (unsigned int)(n ? n : 1));
+		struct timespec ts;
+		void *ret;
+
+		if (!n || !inj_on(INJ_CANCEL) || atomic_load(&cbt.quiet))
+			continue;
+		pthread_cancel(v[i]);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)inj.stall_s;
+		if (pthread_timedjoin_np(v[i], &ret, &ts)) {
+			fprintf(stderr, "torture: a cancelled updater did not exit within %.0f s\n",
+				inj.stall_s);
+			fail(E_CANCEL);
+			return NULL;
+		}
+		atomic_fetch_add(&inj.cancels, 1);
+		if (pthread_create(&v[i], NULL, victim_fn, (void *)(uintptr_t)seed++)) {
+			fail(E_THREAD);
+			v[i] = v[--n];
+		}
+	}
+	for (long i = 0; i < n; i++)
+		pthread_join(v[i], NULL);
+	return NULL;
+}
+
+/* ---- Threads that exit inside a read-side section ---- */
+
+/* A reader that leaves by pthread_exit() (or by returning) inside its
+ * section, nested now and then.  The library promises a warning and that
+ * the thread is then quiescent: grace periods go on (the writer's progress
+ * check) and its slot is freed (checked after the run). */
+static void *exit_child(void *arg)
+{
+	struct rd *r = arg;
+	unsigned int mode = rnd(&r->rng) % 4;
+
+	if (mode & 1)
+		trcu_register_thread();         /* else registered by the first lock */
+	for (int i = 0; i < 20 && !stopping(); i++)
+		one_read(r);
+	rcu_read_lock();
+	if (mode & 2) {
+		rcu_read_lock();
+		atomic_fetch_add(&inj.exits_nested, 1);
+	}
+	{
+		struct elem *p = read_pick(r);
+
+		if (p)
+			check_elem(p);
+	}
+	atomic_fetch_add(&inj.exits, 1);
+	if (rnd(&r->rng) & 1)
+		pthread_exit(NULL);
+	return NULL;
+}
+
+static void *exiter_fn(void *arg)
+{
+	struct rd *r = arg;
+
+	while (nap(0.1)) {
+		pthread_t t;
+
+		if (!inj_on(INJ_EXIT))
+			continue;
+		if (pthread_create(&t, NULL, exit_child, r)) {
+			fail(E_THREAD);
+			break;
+		}
+		pthread_join(t, NULL);
+	}
+	rd_merge(r);
+	return NULL;
+}
+
+/* ---- QSBR threads calling every blocking API while online ---- */
+
+static void qsbr_free_cb(struct rcu_head *rh)
+{
+	free(rh);
+}
+
+static void qsbr_blocking_call(unsigned int k)
+{
+	struct trcu_gp_oldstate fc;
+	unsigned long c = get_state_synchronize_rcu();
+	bool ok = true;
+
+	get_state_synchronize_rcu_full(&fc);
+	switch (k) {
+	case QB_SYNC:
+		synchronize_rcu();
+		break;
+	case QB_EXP:
+		synchronize_rcu_expedited();
+		c = TRCU_GET_STATE_COMPLETED;
+		break;
+	case QB_BARRIER:
+		rcu_barrier();
+		c = TRCU_GET_STATE_COMPLETED;
+		get_completed_synchronize_rcu_full(&fc);
+		break;
+	case QB_COND:
+		cond_synchronize_rcu(c);
+		break;
+	case QB_COND_FULL:
+		cond_synchronize_rcu_full(&fc);
+		c = TRCU_GET_STATE_COMPLETED;
+		break;
+	case QB_POLL:                          /* online: quiescent between polls */
+		c = start_poll_synchronize_rcu();
+		while (!poll_state_synchronize_rcu(c)) {
+			rcu_quiescent_state();
+			usleep(50);
+		}
+		break;
+	case QB_FREE:
+		rcu_free(malloc(48));
+		c = TRCU_GET_STATE_COMPLETED;
+		get_completed_synchronize_rcu_full(&fc);
+		break;
+	case QB_CALL: {
+		struct rcu_head *h = malloc(sizeof(*h));
+
+		if (h)
+			call_rcu(h, qsbr_free_cb);
+		c = TRCU_GET_STATE_COMPLETED;
+		get_completed_synchronize_rcu_full(&fc);
+		break;
+	}
+	}
+	ok = poll_state_synchronize_rcu(c) && poll_state_synchronize_rcu_full(&fc);
+	if (!ok) {
+		fprintf(stderr, "torture: QSBR %s returned with its cookie not complete\n",
+			qb_name[k]);
+		fail(E_GPCHECK);
+	}
+	atomic_fetch_add(&inj.qsbr_calls[k], 1);
+}
+
+static void *qsbr_blocker_fn(void *arg)
+{
+	struct rd *r = arg;
+
+	trcu_register_thread();
+	trcu_thread_qsbr();
+	r->qsbr = true;
+	while (!stopping()) {
+		for (int i = 0; i < 50; i++) {
+			one_read(r);
+			rcu_quiescent_state();
+		}
+		if (atomic_load(&cbt.quiet)) {   /* fwd_prog's drain: park, offline */
+			rcu_thread_offline();
+			park_if_quiet();
+			rcu_thread_online();
+			continue;
+		}
+		if (inj_on(INJ_QSBR))
+			qsbr_blocking_call(rnd(&r->rng) % QB_N);
+		else
+			usleep(1000);
+	}
+	rcu_thread_offline();
+	trcu_unregister_thread();
+	rd_merge(r);
+	return NULL;
+}
+
 /* normal_wake_from_gp for --sync-path all: rotate 0, 1, 2. */
 static void rotate_path(uint64_t elapsed_ns)
 {
@@ -1034,18 +1674,41 @@ static void spawn(struct tt_threads *th, void *(*fn)(void *), void *arg)
 	th->n++;
 }
 
+/* The injectors' threads; rd: two reader states of their own. */
+static void start_injectors(struct tt_threads *th, struct rd *rd)
+{
+	rd[0].rng = 0x510e527fu;
+	rd[1].rng = 0x9b05688cu;
+	if (inj.enabled & (1u << INJ_SIGNAL)) {
+		sig_install();
+		spawn(th, signaller_fn, NULL);
+	}
+#ifndef TORTURE_TSAN
+	if (inj.enabled & (1u << INJ_FORK))
+		spawn(th, forker_fn, NULL);
+#endif
+	if (inj.enabled & (1u << INJ_CANCEL))
+		spawn(th, canceller_fn, NULL);
+	if (inj.enabled & (1u << INJ_EXIT))
+		spawn(th, exiter_fn, &rd[0]);
+	if (inj.enabled & (1u << INJ_QSBR))
+		spawn(th, qsbr_blocker_fn, &rd[1]);
+}
+
 static void start_all(struct tt_threads *th)
 {
 	long nrd = tt.readers + tt.qsbr_readers + tt.churners;
 
-	th->rd = calloc((size_t)nrd + 1, sizeof(*th->rd));
+	th->rd = calloc((size_t)nrd + 3, sizeof(*th->rd));
 	for (long i = 0; th->rd && i < nrd; i++) {
 		th->rd[i].qsbr = i >= tt.readers && i < tt.readers + tt.qsbr_readers;
 		th->rd[i].rng = 0x12345u + (unsigned int)i * 7919u;
 		spawn(th, i < tt.readers + tt.qsbr_readers ? reader_fn : churn_fn, &th->rd[i]);
 	}
 	/* Everything that requests grace periods parks in fwd_prog's drain. */
-	cbt.requesters = 1 + (int)tt.fakewriters + (int)cbt.writers + (cbt.barrier ? 1 : 0);
+	cbt.requesters = 1 + (int)tt.fakewriters + (int)cbt.writers + (cbt.barrier ? 1 : 0) +
+		((inj.enabled & (1u << INJ_CANCEL)) ? (int)inj.victims : 0) +
+		((inj.enabled & (1u << INJ_QSBR)) ? 1 : 0);
 	spawn(th, writer_fn, NULL);
 	for (long i = 0; i < tt.fakewriters; i++)
 		spawn(th, fakewriter_fn, (void *)(uintptr_t)(i + 1));
@@ -1055,6 +1718,8 @@ static void start_all(struct tt_threads *th)
 		spawn(th, barrier_fn, NULL);
 	if (cbt.fwd)
 		spawn(th, fwd_fn, NULL);
+	if (th->rd)
+		start_injectors(th, &th->rd[nrd]);
 }
 
 /* Wait out the run; false if the writer stopped making progress. */
@@ -1070,6 +1735,7 @@ static bool run_for(double duration, double stall_s)
 
 		sleep_ns(50000000);
 		rotate_path(now_ns() - t0);
+		rotate_inject(now_ns() - t0);
 		if (u != last) {
 			last = u;
 			last_t = now_ns();
@@ -1106,7 +1772,7 @@ static unsigned long count_failures(void)
 	unsigned long f = 0;
 
 	for (int i = 2; i <= PIPE_LEN; i++)
-		f += tt.pipe[i];
+		f += tt.pipe[i] + atomic_load(&inj.sig_pipe[i]);
 	for (int e = 0; e < E_NTYPES; e++)
 		f += atomic_load(&tt.errors[e]);
 	return f;
@@ -1140,6 +1806,115 @@ static void cb_report(void)
 	       cbt.fwd_max_gps_unquiet, cbt.fwd_cut);
 }
 
+/* Every thread of the run is gone (some exited inside a section, some
+ * registered, some cancelled): so are their slots. */
+static int slots_now(void)
+{
+	struct trcu_stats st;
+
+	trcu_get_stats(&st);
+	return st.nr_slots;
+}
+
+/* The library's GP kthread holds a slot of its own while it exists. */
+static int gp_kthreads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "trcu_gp", 7))
+			n++;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void slots_check(double timeout_s)
+{
+	uint64_t end = now_ns() + (uint64_t)(timeout_s * 1e9);
+	int want;
+
+	while ((want = inj.slots_before + gp_kthreads()) != (inj.slots_after = slots_now()) &&
+	       now_ns() < end)
+		usleep(10000);
+	if (inj.slots_after != want) {
+		fprintf(stderr, "torture: %d thread slots registered %.0f s after every thread of "
+			"the run exited (%d before it, %d for the GP kthread)\n", inj.slots_after,
+			timeout_s, inj.slots_before, want - inj.slots_before);
+		fail(E_THREAD);
+	}
+}
+
+/* After the run and its rcu_barrier(): every callback of the cancelled
+ * updaters ran. */
+static void inj_final_check(void)
+{
+	if (atomic_load(&inj.victim_cbs_queued) != atomic_load(&inj.victim_cbs_run)) {
+		fprintf(stderr, "torture: after rcu_barrier(): cancelled updaters' callbacks %lu "
+			"queued, %lu run\n", atomic_load(&inj.victim_cbs_queued),
+			atomic_load(&inj.victim_cbs_run));
+		fail(E_CANCEL);
+	}
+}
+
+static void inj_report(const struct trcu_stats *st)
+{
+	unsigned long pipe[PIPE_LEN + 1];
+
+	printf("injectors:");
+	for (int i = 0; i < INJ_N; i++)
+		if (inj.enabled & (1u << i))
+			printf(" %s", inj_name[i]);
+	printf("%s%s\n", inj.enabled ? "" : " none",
+	       inj.rotate ? " (each in turn)" : "");
+	if (inj.enabled & (1u << INJ_SIGNAL)) {
+		for (int i = 0; i <= PIPE_LEN; i++)
+			pipe[i] = atomic_load(&inj.sig_pipe[i]);
+		printf("signal: %lu sent, %lu handler read-side sections; Signal Pipe:",
+		       atomic_load(&inj.sig_sent), atomic_load(&inj.sig_sections));
+		for (int i = 0; i <= PIPE_LEN; i++)
+			printf(" %lu", pipe[i]);
+		printf("\n");
+	}
+#ifdef TORTURE_TSAN
+	if (inj.enabled & (1u << INJ_FORK))
+		printf("fork: not run (ThreadSanitizer does not support threads in the child "
+		       "of a multi-threaded fork)\n");
+#else
+	if (inj.enabled & (1u << INJ_FORK))
+		printf("fork: %lu children ran every API and exited, %lu failed\n",
+		       atomic_load(&inj.forks) - atomic_load(&inj.fork_failed),
+		       atomic_load(&inj.fork_failed));
+#endif
+	if (inj.enabled & (1u << INJ_CANCEL))
+		printf("cancel: %lu updaters cancelled and restarted (%ld at a time, %lu "
+		       "updates; callbacks %lu queued, %lu run)\n", atomic_load(&inj.cancels),
+		       inj.victims, atomic_load(&inj.victim_ops),
+		       atomic_load(&inj.victim_cbs_queued), atomic_load(&inj.victim_cbs_run));
+	if (inj.enabled & (1u << INJ_EXIT))
+		printf("exit: %lu threads exited inside a read-side section (%lu nested)\n",
+		       atomic_load(&inj.exits), atomic_load(&inj.exits_nested));
+	if (inj.enabled & (1u << INJ_QSBR)) {
+		printf("qsbr: online QSBR thread's blocking calls:");
+		for (int k = 0; k < QB_N; k++)
+			printf(" %s %lu", qb_name[k], atomic_load(&inj.qsbr_calls[k]));
+		printf("\n");
+	}
+	printf("thread slots (the GP kthread's apart): %d before the run, %d once its threads "
+	       "exited\n", inj.slots_before, inj.slots_after - gp_kthreads());
+}
+
 static void report(double duration, unsigned long failures, const struct trcu_stats *st)
 {
 	printf("\ntorture: %.1f s, %ld readers, %ld QSBR readers, %ld churn threads, "
@@ -1163,6 +1938,7 @@ static void report(double duration, unsigned long failures, const struct trcu_st
 		printf(" %s %lu", path_name[i], atomic_load(&tt.sync_calls[i]));
 	printf("\n");
 	cb_report();
+	inj_report(st);
 	printf("treercu: gp_completed %lu (caller-driven %lu, kthread %lu) fqs_scans %lu "
 	       "stall_warnings %lu fenced %d\n", st->gp_completed, st->gp_driven_by_caller,
 	       st->gp_driven_by_kthread, st->fqs_scans, st->stall_warnings, st->fenced);
@@ -1204,6 +1980,27 @@ static void cb_json(struct json *j)
 	json_end(j, '}');
 }
 
+static void inj_json(struct json *j)
+{
+	json_obj(j, "injectors");
+	for (int i = 0; i < INJ_N; i++)
+		json_int(j, inj_name[i], (inj.enabled >> i) & 1);
+	json_int(j, "rotated", inj.rotate);
+	json_int(j, "signals_sent", (long long)atomic_load(&inj.sig_sent));
+	json_int(j, "signal_sections", (long long)atomic_load(&inj.sig_sections));
+	json_int(j, "forks", (long long)atomic_load(&inj.forks));
+	json_int(j, "forks_failed", (long long)atomic_load(&inj.fork_failed));
+	json_int(j, "cancels", (long long)atomic_load(&inj.cancels));
+	json_int(j, "exits_in_section", (long long)atomic_load(&inj.exits));
+	for (int k = 0; k < QB_N; k++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "qsbr_%s", qb_name[k]);
+		json_int(j, name, (long long)atomic_load(&inj.qsbr_calls[k]));
+	}
+	json_end(j, '}');
+}
+
 static int write_json(const struct tool_opts *o, double duration, unsigned long failures)
 {
 	struct json j;
@@ -1232,6 +2029,7 @@ static int write_json(const struct tool_opts *o, double duration, unsigned long 
 		json_int(&j, path_name[i], (long long)atomic_load(&tt.sync_calls[i]));
 	json_end(&j, '}');
 	cb_json(&j);
+	inj_json(&j);
 	return json_close(&j);
 }
 
@@ -1282,14 +2080,73 @@ const struct tool_opt torture_opts[] = {
 	       "grace periods a flood's backlog may take to drain"),
 	TOPT_S("sync-path", "0|1|2|all", "all (rotated every 100 ms)",
 	       "the synchronize_rcu() wake path (normal_wake_from_gp) to exercise"),
+	TOPT_S("inject", "LIST", "all (each in turn for --inject-ms)",
+	       "fault injectors: all, none, or a comma-separated list of signal (read-side "
+	       "sections in a signal handler sent at a high rate into readers, updaters and "
+	       "grace-period drivers), fork (the child runs a short torture of every API and "
+	       "exits; not in ThreadSanitizer builds), cancel (pthread_cancel() of updaters, "
+	       "then restarted), exit (threads exit inside a read-side section), qsbr (an "
+	       "online QSBR thread calls every blocking API); a list runs its injectors "
+	       "all the time"),
+	TOPT_I("inject-ms", "MS", "milliseconds", 10, 3600000, 1000, 1000,
+	       "with --inject all: how long each injector runs before the next"),
+	TOPT_I("signal-us", "US", "microseconds", 1, 1000000, 50, 50,
+	       "signal injector: pause between two signals"),
+	TOPT_I("fork-ms", "MS", "milliseconds", 1, 3600000, 300, 300,
+	       "fork injector: pause between two forks (each child runs 150 ms)"),
+	TOPT_I("cancel-ms", "MS", "milliseconds", 1, 3600000, 20, 20,
+	       "cancel injector: mean pause between two cancellations"),
+	TOPT_I("cancel-victims", "N", "threads", 1, MAX_VICTIMS, 2, 2,
+	       "cancel injector: updater threads cancelled and restarted"),
 	TOPT_END,
 };
+
+/* --inject all|none|LIST into inj.enabled and inj.rotate. */
+static bool parse_inject(struct tool_opts *o)
+{
+	const char *v = opt_str(o, "inject");
+	char buf[128], *save = NULL;
+
+	inj.enabled = (1u << INJ_N) - 1;
+	inj.rotate = true;
+	if (!v || !strcmp(v, "all"))
+		return true;
+	inj.enabled = 0;
+	inj.rotate = false;
+	if (!strcmp(v, "none"))
+		return true;
+	if (strlen(v) >= sizeof(buf)) {
+		fprintf(stderr, "treercu torture: --inject: list too long\n");
+		return false;
+	}
+	strcpy(buf, v);
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int i = 0;
+
+		while (i < INJ_N && strcmp(w, inj_name[i]))
+			i++;
+		if (i == INJ_N) {
+			fprintf(stderr, "treercu torture: --inject %s: unknown injector '%s' "
+				"(expected all, none, or a comma-separated list of signal, fork, "
+				"cancel, exit, qsbr)\n", v, w);
+			return false;
+		}
+		inj.enabled |= 1u << i;
+	}
+	return true;
+}
 
 static bool torture_opts_read(struct tool_opts *o, double *duration, double *stall_s)
 {
 	tool_bind(o, torture_opts);
-	if (!parse_sync_path(o))
+	if (!parse_sync_path(o) || !parse_inject(o))
 		return false;
+	opt_long(o, "inject-ms", &inj.period_ms);
+	opt_long(o, "signal-us", &inj.signal_us);
+	opt_long(o, "fork-ms", &inj.fork_ms);
+	opt_long(o, "cancel-ms", &inj.cancel_ms);
+	opt_long(o, "cancel-victims", &inj.victims);
+	atomic_store(&inj.active, inj.rotate ? 1u : inj.enabled);
 	cbt.fwd_gap_s = o->quick ? 1 : 5;
 	opt_double(o, "duration", duration);
 	opt_long(o, "readers", &tt.readers);
@@ -1303,6 +2160,7 @@ static bool torture_opts_read(struct tool_opts *o, double *duration, double *sta
 	opt_long(o, "fwd", &cbt.fwd);
 	opt_double(o, "fwd-secs", &cbt.fwd_s);
 	opt_long(o, "fwd-max-gps", &cbt.fwd_max_gps);
+	inj.stall_s = *stall_s;
 	return true;
 }
 
@@ -1324,6 +2182,7 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 	if (tt.sync_path >= 0)
 		trcu_set_tunable("normal_wake_from_gp", tt.sync_path);
 	machine_note(&(struct json){ 0 });
+	inj.slots_before = slots_now() - gp_kthreads();
 	start_all(th);
 	ok = run_for(duration, stall_s);
 	__atomic_store_n(&tt.stop, 1, __ATOMIC_RELAXED);
@@ -1331,9 +2190,13 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 		fail(E_STALL);
 		ok = false;
 	}
-	trcu_set_tunable("normal_wake_from_gp", saved_path);
 	if (ok)
+		slots_check(stall_s);
+	trcu_set_tunable("normal_wake_from_gp", saved_path);
+	if (ok) {
 		cb_final_check();
+		inj_final_check();
+	}
 	trcu_get_stats(&st);
 	failures = count_failures();
 	report(duration, failures, &st);
