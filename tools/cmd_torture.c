@@ -1417,7 +1417,9 @@ static void victim_step(unsigned int *rng)
 	case 0:
 	case 1:
 	case 2:
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		wait_gp((int)(rnd(rng) % GP_NTYPES), rng);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		break;
 	case 3: {
 		struct victim_cb *v = malloc(sizeof(*v));
@@ -1448,20 +1450,27 @@ static void victim_step(unsigned int *rng)
 	atomic_fetch_add(&inj.victim_ops, 1);
 }
 
+/*
+ * An updater that is cancelled.  Its frames keep no local whose address is
+ * taken (the rng is thread-local): the cancellation's unwinding skips their
+ * epilogues, which under AddressSanitizer would leave marks on the stack
+ * that the thread's own exit then trips over.  For that reason wait_gp()
+ * (whose polled waits sleep) runs with cancellation off.
+ */
+static __thread unsigned int victim_rng;
+
 static void *victim_fn(void *arg)
 {
-	unsigned int rng = (unsigned int)(uintptr_t)arg * 2246822519u + 7;
-	int cs;
-
-	if (rng & 2)                           /* the others register on first use */
+	victim_rng = (unsigned int)(uintptr_t)arg * 2246822519u + 7;
+	if (victim_rng & 2)                    /* the others register on first use */
 		trcu_register_thread();
 	while (!stopping()) {
 		/* Not cancelled while parked: fwd_prog counts the parked. */
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		park_if_quiet();
-		pthread_setcancelstate(cs, NULL);
-		victim_step(&rng);
-		usleep(rnd(&rng) % 200);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		victim_step(&victim_rng);
+		usleep(rnd(&victim_rng) % 200);
 	}
 	trcu_unregister_thread();
 	return NULL;
