@@ -1215,6 +1215,24 @@ static void *signaller_fn(void *arg)
 #define TORTURE_TSAN 1
 #endif
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+#define TORTURE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TORTURE_ASAN 1
+#endif
+#endif
+
+/* Where the fork injector cannot run, and why (NULL: it runs). */
+#if defined(TORTURE_TSAN)
+#define FORK_SKIPPED "ThreadSanitizer does not support threads in the child of a " \
+	"multi-threaded fork"
+#elif defined(TORTURE_ASAN)
+#define FORK_SKIPPED "AddressSanitizer's allocator takes no lock around fork(): a " \
+	"child forked while another thread allocates can block in it for ever"
+#else
+#define FORK_SKIPPED NULL
+#endif
 
 struct celem {
 	struct rcu_head rh;
@@ -1363,9 +1381,8 @@ static void *forker_fn(void *arg)
 	unsigned int rng = 0xbb67ae85u;
 
 	(void)arg;
-#ifdef TORTURE_TSAN
-	return NULL;                           /* see fork's line in the report */
-#endif
+	if (FORK_SKIPPED)
+		return NULL;                   /* see fork's line in the report */
 	while (nap((double)inj.fork_ms / 1000.0)) {
 		pid_t pid;
 		int st;
@@ -1916,16 +1933,12 @@ static void inj_report(const struct trcu_stats *st)
 			printf(" %lu", pipe[i]);
 		printf("\n");
 	}
-#ifdef TORTURE_TSAN
-	if (inj.enabled & (1u << INJ_FORK))
-		printf("fork: not run (ThreadSanitizer does not support threads in the child "
-		       "of a multi-threaded fork)\n");
-#else
-	if (inj.enabled & (1u << INJ_FORK))
+	if ((inj.enabled & (1u << INJ_FORK)) && FORK_SKIPPED)
+		printf("fork: not run in this build (%s)\n", FORK_SKIPPED ? FORK_SKIPPED : "");
+	else if (inj.enabled & (1u << INJ_FORK))
 		printf("fork: %lu children ran every API and exited, %lu failed\n",
 		       atomic_load(&inj.forks) - atomic_load(&inj.fork_failed),
 		       atomic_load(&inj.fork_failed));
-#endif
 	if (inj.enabled & (1u << INJ_CANCEL))
 		printf("cancel: %lu updaters cancelled and restarted (%ld at a time, %lu "
 		       "updates; callbacks %lu queued, %lu run)\n", atomic_load(&inj.cancels),
@@ -2113,7 +2126,7 @@ const struct tool_opt torture_opts[] = {
 	       "fault injectors: all, none, or a comma-separated list of signal (read-side "
 	       "sections in a signal handler sent at a high rate into readers, updaters and "
 	       "grace-period drivers), fork (the child runs a short torture of every API and "
-	       "exits; not in ThreadSanitizer builds), cancel (pthread_cancel() of updaters, "
+	       "exits; not in the sanitizer builds), cancel (pthread_cancel() of updaters, "
 	       "then restarted), exit (threads exit inside a read-side section), qsbr (an "
 	       "online QSBR thread calls every blocking API); a list runs its injectors "
 	       "all the time"),
