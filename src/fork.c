@@ -52,6 +52,9 @@ void trcu_before_fork(void)
 {
 	if (fork_depth++)
 		return;
+	/* Until after the fork: a signal handler on this thread must not
+	 * take the locks the prepare steps hold (rcu_busy_enter()). */
+	rcu_busy_enter();
 	rcu_sr_fork_prepare();
 	trcu_wq_fork_prepare();
 	rcu_nocb_fork_prepare();
@@ -76,6 +79,7 @@ void trcu_after_fork_parent(void)
 	rcu_nocb_fork_parent();
 	trcu_wq_fork_parent();
 	rcu_sr_fork_parent();
+	rcu_busy_exit();
 }
 
 void trcu_after_fork_child(void)
@@ -94,4 +98,5 @@ void trcu_after_fork_child(void)
 	 * before the fork) may end on the GP kthread, whose cleanup queues
 	 * work on the workqueue reset above. */
 	rcu_fork_child_kick();
+	rcu_busy_exit();
 }

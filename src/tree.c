@@ -2013,6 +2013,7 @@ static void __trcu_shutdown(void)
 		rcu_gp_kthread_join();
 	}
 	trcu_unregister_thread();
+	rcu_busy_enter();   /* ofl_lock: see rcu_busy_enter() */
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	while (rcu_state.retired) {
 		struct rcu_tree *t = rcu_state.retired;
@@ -2023,6 +2024,7 @@ static void __trcu_shutdown(void)
 	rcu_tree_free(rcu_state.tree_next);
 	rcu_state.tree_next = NULL;
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
+	rcu_busy_exit();
 }
 
 void trcu_shutdown(void)

@@ -266,11 +266,13 @@ static int set_fanout(const struct tunable *t, long value)
 	bool leaf = t->off == offsetof(struct trcu_tunables, fanout_leaf);
 	int ret;
 
+	rcu_busy_enter();   /* ofl_lock: see rcu_busy_enter() */
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	ret = rcu_tree_reshape(leaf ? TUN(fanout) : value, leaf ? value : TUN(fanout_leaf));
 	if (!ret)
 		atomic_store_explicit(tun_field(t), value, memory_order_relaxed);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
+	rcu_busy_exit();
 	return ret;
 }
 
@@ -324,15 +326,18 @@ int trcu_set_profile(const char *name)
 		errno = EINVAL;
 		return -1;
 	}
+	rcu_busy_enter();   /* ofl_lock: see rcu_busy_enter() */
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	if (profile_value("fanout", p) != TUN(fanout) ||
 	    profile_value("fanout_leaf", p) != TUN(fanout_leaf)) {
 		if (rcu_tree_reshape(profile_value("fanout", p), profile_value("fanout_leaf", p))) {
 			pthread_mutex_unlock(&rcu_state.ofl_lock);
+			rcu_busy_exit();
 			return -1;   /* errno ENOMEM, nothing changed */
 		}
 	}
 	trcu_tunables_apply_profile((enum trcu_profile)p);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
+	rcu_busy_exit();
 	return 0;
 }
