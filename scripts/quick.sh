@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DTREERCU_WERROR=ON -DTREERCU_BUILD_TOOLS=ON >/dev/null
 cmake --build build-release -j "$(nproc)" >/dev/null
 exec build-release/treercu quick "$@"

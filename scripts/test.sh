@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# The test command: builds the normal, ASan+UBSan and TSan configurations and
-# runs every test (unit tests + torture smoke run) in each.
+# The test command: builds the normal (gcc), ASan+UBSan and TSan
+# configurations and a normal clang build, with warnings as errors, and runs
+# every test (unit tests, torture smoke run, export list, install and
+# consumer check) in each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 jobs=$(nproc)
 fail=0
-for cfg in normal:"" asan:address tsan:thread; do
-  name=${cfg%%:*}; san=${cfg#*:}
+for cfg in normal:gcc: asan:gcc:address tsan:gcc:thread clang:clang:; do
+  IFS=: read -r name cc san <<<"$cfg"
   dir=build-$name
   echo "=== $name build ==="
-  cmake -S . -B "$dir" -DTREERCU_SANITIZE="$san" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DTREERCU_SANITIZE="$san" \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTREERCU_WERROR=ON -DTREERCU_BUILD_TOOLS=ON >/dev/null
   cmake --build "$dir" -j "$jobs" >/dev/null
   # TSan: report and fail on the first race; ASan: leaks too.
   if ! TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \

@@ -15,7 +15,8 @@ scripts/deps.sh
 # The same three configurations as scripts/test.sh.
 for cfg in normal:"" asan:address tsan:thread; do
   b=${cfg%%:*}; san=${cfg#*:}
-  cmake -S . -B "build-$b" -DTREERCU_SANITIZE="$san" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+  cmake -S . -B "build-$b" -DTREERCU_SANITIZE="$san" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTREERCU_WERROR=ON -DTREERCU_BUILD_TOOLS=ON >/dev/null &&
     cmake --build "build-$b" -j "$(nproc)" >/dev/null || { echo "build-$b: build failed" >&2; exit 1; }
 done
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=1" \

@@ -22,6 +22,8 @@
 #endif
 #include <stddef.h>
 
+#include <treercu/config.h>  /* build options, version, TRCU_API */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -99,7 +101,7 @@ struct trcu_reader {
 	unsigned int need_qs;
 } __attribute__((aligned(64)));
 
-extern __thread struct trcu_reader trcu_reader_tls;
+TRCU_API extern __thread struct trcu_reader trcu_reader_tls;
 
 /*
  * The generation an outermost rcu_read_lock() stores into ->watching on
@@ -126,15 +128,15 @@ extern __thread struct trcu_reader trcu_reader_tls;
 #else
 #define TRCU_READ_GEN 0
 #endif
-extern unsigned long trcu_reader_gen;
+TRCU_API extern unsigned long trcu_reader_gen;
 
 /* Out-of-line slow paths (src/thread.c). */
-void trcu_read_lock_slow(struct trcu_reader *r);
-void trcu_read_lock_nested_slow(struct trcu_reader *r);
-void trcu_read_unlock_slow(struct trcu_reader *r);
-void trcu_report_qs_slow(struct trcu_reader *r);
-void trcu_quiescent_state_slow(struct trcu_reader *r);
-void trcu_unbalanced_unlock(struct trcu_reader *r) __attribute__((noreturn));
+TRCU_API void trcu_read_lock_slow(struct trcu_reader *r);
+TRCU_API void trcu_read_lock_nested_slow(struct trcu_reader *r);
+TRCU_API void trcu_read_unlock_slow(struct trcu_reader *r);
+TRCU_API void trcu_report_qs_slow(struct trcu_reader *r);
+TRCU_API void trcu_quiescent_state_slow(struct trcu_reader *r);
+TRCU_API void trcu_unbalanced_unlock(struct trcu_reader *r) __attribute__((noreturn));
 
 /*
  * trcu_read_lock: enter a read-side critical section.
@@ -320,16 +322,16 @@ static inline bool trcu_read_lock_held(void)
  * a message: register explicitly to get ENOMEM instead); one that exits is
  * unregistered automatically.  Returns 0, or -1 with errno ENOMEM (the slot
  * table or the rcu_node tree it needs cannot grow) and nothing changed. */
-int trcu_register_thread(void);
+TRCU_API int trcu_register_thread(void);
 /* Unregister; aborts with a message if called inside a read-side section. */
-void trcu_unregister_thread(void);
+TRCU_API void trcu_unregister_thread(void);
 
 /* QSBR-style operation for the calling thread (opt-in).  Online, the thread
  * is always in a read-side section except at trcu_quiescent_state(); its
  * rcu_read_lock()/unlock() only move a counter. */
-void trcu_thread_qsbr(void);       /* switch the calling thread to QSBR, online */
-void trcu_thread_online(void);     /* QSBR: leave the extended quiescent state */
-void trcu_thread_offline(void);    /* QSBR: enter an extended quiescent state */
+TRCU_API void trcu_thread_qsbr(void);       /* switch the calling thread to QSBR, online */
+TRCU_API void trcu_thread_online(void);     /* QSBR: leave the extended quiescent state */
+TRCU_API void trcu_thread_offline(void);    /* QSBR: enter an extended quiescent state */
 
 /*
  * fork().  Handled automatically (pthread_atfork() handlers registered at
@@ -342,9 +344,9 @@ void trcu_thread_offline(void);    /* QSBR: enter an extended quiescent state */
  * Nesting with the automatic handlers is fine.  Not from a signal handler.
  * docs/design.md, "Guarantees".
  */
-void trcu_before_fork(void);
-void trcu_after_fork_parent(void);
-void trcu_after_fork_child(void);
+TRCU_API void trcu_before_fork(void);
+TRCU_API void trcu_after_fork_parent(void);
+TRCU_API void trcu_after_fork_child(void);
 
 /*
  * trcu_quiescent_state: QSBR momentary quiescent state (the kernel's
@@ -375,16 +377,16 @@ static inline void trcu_quiescent_state(void)
 
 /* ---- Grace periods ------------------------------------------------------ */
 
-void trcu_synchronize_rcu(void);
-void trcu_synchronize_rcu_expedited(void);
+TRCU_API void trcu_synchronize_rcu(void);
+TRCU_API void trcu_synchronize_rcu_expedited(void);
 
 /* Polled grace periods.  A cookie is a grace-period sequence snapshot. */
 #define TRCU_GET_STATE_COMPLETED 0x1UL
-unsigned long trcu_get_state_synchronize_rcu(void);
-unsigned long trcu_start_poll_synchronize_rcu(void);
-bool trcu_poll_state_synchronize_rcu(unsigned long cookie);
-void trcu_cond_synchronize_rcu(unsigned long cookie);
-unsigned long trcu_get_completed_synchronize_rcu(void);
+TRCU_API unsigned long trcu_get_state_synchronize_rcu(void);
+TRCU_API unsigned long trcu_start_poll_synchronize_rcu(void);
+TRCU_API bool trcu_poll_state_synchronize_rcu(unsigned long cookie);
+TRCU_API void trcu_cond_synchronize_rcu(unsigned long cookie);
+TRCU_API unsigned long trcu_get_completed_synchronize_rcu(void);
 
 /* Full cookies: satisfied by a normal or an expedited grace period, and
  * exact (no false "completed" across wrap). */
@@ -392,12 +394,12 @@ struct trcu_gp_oldstate {
 	unsigned long rgos_norm;
 	unsigned long rgos_exp;
 };
-void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
-void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
-bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
-void trcu_cond_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
-void trcu_get_completed_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
-bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
+TRCU_API void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+TRCU_API void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+TRCU_API bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+TRCU_API void trcu_cond_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+TRCU_API void trcu_get_completed_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
+TRCU_API bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
 					  struct trcu_gp_oldstate *b);
 
 /* ---- Callbacks (src/nocb.c) ------------------------------------------------ */
@@ -416,23 +418,23 @@ struct trcu_head {
  * "Allocation failure").  A head may be queued again only once its
  * callback has started: queued twice, it corrupts the callback list (other
  * callbacks are lost); the TREERCU_DEBUG_OBJECTS build aborts naming it. */
-void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *head));
+TRCU_API void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *head));
 /* Same, never lazy: the grace period is requested at once. */
-void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *head));
+TRCU_API void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *head));
 /* Wait until every callback queued before this call, by any thread, has
  * run (lazy ones included), and every pointer passed to rcu_free() before
  * it has been freed. */
-void trcu_rcu_barrier(void);
+TRCU_API void trcu_rcu_barrier(void);
 
 /* Headless bulk freeing (the kernel's single-argument kvfree_rcu()):
  * free(ptr) after a grace period, with no rcu_head in the object.  Pointers
  * are batched in page-sized blocks; if no block can be allocated it waits
  * for a grace period and frees ptr itself (so, out of memory, it must not
  * be inside a read-side section: it then aborts with a message). */
-void trcu_rcu_free(void *ptr);
+TRCU_API void trcu_rcu_free(void *ptr);
 
 /* Current grace-period sequence number (for diagnostics and tests). */
-unsigned long trcu_gp_seq(void);
+TRCU_API unsigned long trcu_gp_seq(void);
 
 /* ---- Tunables ----------------------------------------------------------- */
 
@@ -445,18 +447,18 @@ unsigned long trcu_gp_seq(void);
  * allocated); on error nothing changed.
  * See docs/tunables.md for the list.
  */
-int trcu_set_tunable(const char *name, long value);
-int trcu_get_tunable(const char *name, long *value);
+TRCU_API int trcu_set_tunable(const char *name, long value);
+TRCU_API int trcu_get_tunable(const char *name, long *value);
 /* Selects a timing profile: "treercu" (default) or "kernel" (HZ=1000).
  * Returns 0, or -1 with errno = EINVAL (unknown name) or ENOMEM (the
  * profile's fan-outs need an rcu_node tree that cannot be allocated); on
  * error nothing changed. */
-int trcu_set_profile(const char *name);
+TRCU_API int trcu_set_profile(const char *name);
 
 /* Stall warnings: route them to the application's log.  NULL restores the
  * default (stderr). */
 typedef void (*trcu_stall_fn)(const char *msg, void *arg);
-void trcu_set_stall_handler(trcu_stall_fn fn, void *arg);
+TRCU_API void trcu_set_stall_handler(trcu_stall_fn fn, void *arg);
 
 /* Statistics (for tools and tests). */
 struct trcu_stats {
@@ -488,13 +490,17 @@ struct trcu_stats {
 	 * recheck instead of waking them (design.md section 5). */
 	unsigned long async_wakes_skipped;
 };
-void trcu_get_stats(struct trcu_stats *st);
+TRCU_API void trcu_get_stats(struct trcu_stats *st);
 
 /* Stop every treercu thread and free everything, after running every
  * pending callback (it waits for them).  Process exit does not call it: at
  * exit pending callbacks run while grace periods end (at most exit_wait_ms
  * without one), and no thread is stopped (docs/design.md, "Guarantees"). */
-void trcu_shutdown(void);
+TRCU_API void trcu_shutdown(void);
+
+/* The version of the library linked: "MAJOR.MINOR.PATCH" (the headers'
+ * version is TREERCU_VERSION_STRING, from <treercu/config.h>). */
+TRCU_API const char *trcu_version(void);
 
 /* ---- Familiar names ----------------------------------------------------- */
 /*

@@ -49,6 +49,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <treercu/config.h>  /* TRCU_API */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -175,12 +177,12 @@ enum trcu_wq_affn {
  * per pool_workqueue (per CPU for per-CPU, per pod for unbound); 0 means
  * TRCU_WQ_DFL_ACTIVE.  The name is copied (up to 31 characters).
  */
-struct trcu_workqueue *trcu_alloc_workqueue(const char *name, unsigned int flags, int max_active);
+TRCU_API struct trcu_workqueue *trcu_alloc_workqueue(const char *name, unsigned int flags, int max_active);
 /* Same, with an explicit affinity scope (unbound workqueues only). */
-struct trcu_workqueue *trcu_alloc_workqueue_scope(const char *name, unsigned int flags,
+TRCU_API struct trcu_workqueue *trcu_alloc_workqueue_scope(const char *name, unsigned int flags,
 						  int max_active, enum trcu_wq_affn scope);
 /* Unbound, one pod, max_active 1: items run one at a time in queueing order. */
-struct trcu_workqueue *trcu_alloc_ordered_workqueue(const char *name, unsigned int flags);
+TRCU_API struct trcu_workqueue *trcu_alloc_ordered_workqueue(const char *name, unsigned int flags);
 /*
  * Drain and free.  Returns 0, -EINVAL (NULL or already destroyed) or
  * -EDEADLK (called from one of the workqueue's own work items).  Delayed
@@ -189,11 +191,11 @@ struct trcu_workqueue *trcu_alloc_ordered_workqueue(const char *name, unsigned i
  * refused (false, errno ESHUTDOWN); the small handle stays allocated until
  * trcu_wq_shutdown() for that purpose.
  */
-int trcu_destroy_workqueue(struct trcu_workqueue *wq);
+TRCU_API int trcu_destroy_workqueue(struct trcu_workqueue *wq);
 
 /* Shared workqueues, created on first use (per-CPU and unbound). */
-struct trcu_workqueue *trcu_system_wq(void);
-struct trcu_workqueue *trcu_system_unbound_wq(void);
+TRCU_API struct trcu_workqueue *trcu_system_wq(void);
+TRCU_API struct trcu_workqueue *trcu_system_unbound_wq(void);
 
 /* ---- Queueing --------------------------------------------------------- */
 
@@ -203,11 +205,11 @@ struct trcu_workqueue *trcu_system_unbound_wq(void);
  * draining workqueue).  The CPU is the caller's (trcu_wq_set_thread_cpu()
  * hint, else sched_getcpu()); unbound workqueues use that CPU's pod.
  */
-bool trcu_queue_work(struct trcu_workqueue *wq, struct trcu_work *work);
+TRCU_API bool trcu_queue_work(struct trcu_workqueue *wq, struct trcu_work *work);
 /* On @cpu's pool (per-CPU) or the pod containing @cpu (unbound). */
-bool trcu_queue_work_on(int cpu, struct trcu_workqueue *wq, struct trcu_work *work);
+TRCU_API bool trcu_queue_work_on(int cpu, struct trcu_workqueue *wq, struct trcu_work *work);
 /* On a CPU of NUMA node @node (the caller's CPU if it is in the node). */
-bool trcu_queue_work_node(int node, struct trcu_workqueue *wq, struct trcu_work *work);
+TRCU_API bool trcu_queue_work_node(int node, struct trcu_workqueue *wq, struct trcu_work *work);
 static inline bool trcu_schedule_work(struct trcu_work *work)
 {
 	return trcu_queue_work(trcu_system_wq(), work);
@@ -216,36 +218,36 @@ static inline bool trcu_schedule_work(struct trcu_work *work)
 /* Queue after @delay_us microseconds (0: now).  False if already pending,
  * or on error (errno as trcu_queue_work(), or ENOMEM: no memory for the
  * timer; the item is left as it was). */
-bool trcu_queue_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *dwork,
+TRCU_API bool trcu_queue_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *dwork,
 			     uint64_t delay_us);
-bool trcu_queue_delayed_work_on(int cpu, struct trcu_workqueue *wq,
+TRCU_API bool trcu_queue_delayed_work_on(int cpu, struct trcu_workqueue *wq,
 				struct trcu_delayed_work *dwork, uint64_t delay_us);
 /*
  * Queue, or change the delay of a pending item, to @delay_us from now.
  * Returns true if it was pending before (its timer or queueing was replaced),
  * false if it was idle (and is now queued) or on error.
  */
-bool trcu_mod_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *dwork,
+TRCU_API bool trcu_mod_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *dwork,
 			   uint64_t delay_us);
-bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq,
+TRCU_API bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq,
 			      struct trcu_delayed_work *dwork, uint64_t delay_us);
 
 /* ---- Waiting and cancelling ------------------------------------------- */
 
 /* Wait for the last queued instance to finish; false if it was idle (or
  * called from the item's own function: it cannot wait for itself). */
-bool trcu_flush_work(struct trcu_work *work);
+TRCU_API bool trcu_flush_work(struct trcu_work *work);
 /* Fire an armed timer now, then trcu_flush_work(). */
-bool trcu_flush_delayed_work(struct trcu_delayed_work *dwork);
+TRCU_API bool trcu_flush_delayed_work(struct trcu_delayed_work *dwork);
 /* Every item queued before the call has finished.  0, -EINVAL, -EDEADLK. */
-int trcu_flush_workqueue(struct trcu_workqueue *wq);
+TRCU_API int trcu_flush_workqueue(struct trcu_workqueue *wq);
 /* Flush repeatedly until empty; meanwhile only chained queueing (from the
  * workqueue's own items) is accepted.  0, -EINVAL, -EDEADLK. */
-int trcu_drain_workqueue(struct trcu_workqueue *wq);
+TRCU_API int trcu_drain_workqueue(struct trcu_workqueue *wq);
 
 /* Remove a pending instance; true if there was one.  Does not wait. */
-bool trcu_cancel_work(struct trcu_work *work);
-bool trcu_cancel_delayed_work(struct trcu_delayed_work *dwork);
+TRCU_API bool trcu_cancel_work(struct trcu_work *work);
+TRCU_API bool trcu_cancel_delayed_work(struct trcu_delayed_work *dwork);
 /*
  * Remove a pending instance and wait for a running one; on return the item
  * is neither pending nor running.  Queueing attempts while the call holds
@@ -259,11 +261,11 @@ bool trcu_cancel_delayed_work(struct trcu_delayed_work *dwork);
  * for itself), says so on stderr and returns whether an instance was
  * pending.
  */
-bool trcu_cancel_work_sync(struct trcu_work *work);
-bool trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dwork);
+TRCU_API bool trcu_cancel_work_sync(struct trcu_work *work);
+TRCU_API bool trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dwork);
 
 /* The work item the calling thread is executing, or NULL. */
-struct trcu_work *trcu_current_work(void);
+TRCU_API struct trcu_work *trcu_current_work(void);
 
 /* ---- CPUs, topology, tunables ----------------------------------------- */
 
@@ -274,7 +276,7 @@ struct trcu_work *trcu_current_work(void);
  * benchmark producer can say which virtual CPU it stands for.  0, -EINVAL
  * or -ENOMEM.
  */
-int trcu_wq_set_thread_cpu(int cpu);
+TRCU_API int trcu_wq_set_thread_cpu(int cpu);
 
 /*
  * Topology.  By default read from /sys/devices/system/cpu.  The environment
@@ -296,18 +298,18 @@ int trcu_wq_set_thread_cpu(int cpu);
  * (the first trcu_alloc_workqueue() returns NULL with errno ENOMEM), and the
  * next call tries again.
  */
-int trcu_wq_set_topology(const char *spec);
+TRCU_API int trcu_wq_set_topology(const char *spec);
 /* One line: "real: 2 cpus, smt 1, ..." or "override cpus=8,...". */
-int trcu_wq_topology_describe(char *buf, size_t len);
-int trcu_wq_nr_cpus(void);
-int trcu_wq_nr_pods(enum trcu_wq_affn scope);
-int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu);
-const char *trcu_wq_affn_name(enum trcu_wq_affn scope);
+TRCU_API int trcu_wq_topology_describe(char *buf, size_t len);
+TRCU_API int trcu_wq_nr_cpus(void);
+TRCU_API int trcu_wq_nr_pods(enum trcu_wq_affn scope);
+TRCU_API int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu);
+TRCU_API const char *trcu_wq_affn_name(enum trcu_wq_affn scope);
 /* "cpu", "smt", "cache", "cache_shard", "numa", "system", "default";
  * -EINVAL for anything else. */
-int trcu_wq_affn_from_name(const char *name);
+TRCU_API int trcu_wq_affn_from_name(const char *name);
 /* Internal id of the pool that serves @wq on @cpu (pool-sharing checks). */
-int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu);
+TRCU_API int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu);
 
 /*
  * Wake-up placement (seed 001).  false (default): the worker to wake is
@@ -316,8 +318,8 @@ int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu);
  * seed).  Environment: TREERCU_WQ_WAKE_UNDER_LOCK=0|1.  Takes effect for
  * the next wake-up.
  */
-void trcu_wq_set_wake_under_lock(bool on);
-bool trcu_wq_get_wake_under_lock(void);
+TRCU_API void trcu_wq_set_wake_under_lock(bool on);
+TRCU_API bool trcu_wq_get_wake_under_lock(void);
 
 /*
  * Tunables (environment variable read at first use / setter; 0 or -EINVAL):
@@ -332,10 +334,10 @@ bool trcu_wq_get_wake_under_lock(void);
  *  affinity scope  TREERCU_WQ_AFFINITY_SCOPE  default scope (cache_shard)
  *  shard size      TREERCU_WQ_CACHE_SHARD_SIZE  cores per cache shard (8)
  */
-int trcu_wq_set_idle_timeout_ms(unsigned int ms);
-int trcu_wq_set_stall_us(unsigned int us);
-int trcu_wq_set_max_workers(unsigned int n);
-int trcu_wq_set_default_scope(enum trcu_wq_affn scope);
+TRCU_API int trcu_wq_set_idle_timeout_ms(unsigned int ms);
+TRCU_API int trcu_wq_set_stall_us(unsigned int us);
+TRCU_API int trcu_wq_set_max_workers(unsigned int n);
+TRCU_API int trcu_wq_set_default_scope(enum trcu_wq_affn scope);
 
 struct trcu_wq_stats {
 	unsigned long nr_workqueues;   /* alive */
@@ -354,11 +356,11 @@ struct trcu_wq_stats {
 	unsigned long stalls;          /* stall-watchdog interventions */
 	unsigned long refused;         /* queueing refused (draining/destroyed) */
 };
-void trcu_wq_get_stats(struct trcu_wq_stats *st);
+TRCU_API void trcu_wq_get_stats(struct trcu_wq_stats *st);
 
 /* Drain and destroy every workqueue, join every thread, free everything.
  * Idempotent; the subsystem starts again on next use. */
-void trcu_wq_shutdown(void);
+TRCU_API void trcu_wq_shutdown(void);
 
 /*
  * Call @fn at the start of every trcu_wq_shutdown() (the one at exit
@@ -369,13 +371,13 @@ void trcu_wq_shutdown(void);
  * the same function again is a no-op.  0, -EINVAL (NULL) or -ENOSPC (more
  * than 8 functions).
  */
-int trcu_wq_at_shutdown(void (*fn)(void));
+TRCU_API int trcu_wq_at_shutdown(void (*fn)(void));
 
 /*
  * Test hook: make the next @n thread creations of the subsystem fail as if
  * pthread_create() returned EAGAIN (n < 0: all of them until called with 0).
  */
-void trcu_wq_test_fail_thread_create(int n);
+TRCU_API void trcu_wq_test_fail_thread_create(int n);
 
 #ifdef __cplusplus
 }
