@@ -15,8 +15,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 sort -u "$list" >"$tmp/list"
-"$nm" -D --defined-only "$so" | awk 'NF == 3 { print $3 }' | sort -u >"$tmp/so"
-"$nm" --defined-only --extern-only "$ar" | awk 'NF == 3 { print $3 }' | sort -u >"$tmp/ar"
+# (ASan adds an ODR indicator, __odr_asan.NAME, beside each global variable.)
+"$nm" -D --defined-only "$so" | awk 'NF == 3 && $3 !~ /^__odr_asan/ { print $3 }' | sort -u >"$tmp/so"
+"$nm" --defined-only --extern-only "$ar" | awk 'NF == 3 && $3 !~ /^__odr_asan/ { print $3 }' | sort -u >"$tmp/ar"
 # The name declared by each TRCU_API declaration (the identifier before its
 # parameter list or its semicolon).
 sed -n 's/^TRCU_API[^(;]*[^a-zA-Z0-9_(;]\([a-zA-Z_][a-zA-Z0-9_]*\) *[(;].*/\1/p' \
