@@ -20,12 +20,15 @@
 # installs them all).  Exits 0 when everything passed, 1 otherwise, naming
 # each failure.
 #
-# usage: header_matrix.sh SRC_DIR WORK_DIR [LIBRARY [SANITIZE [FENCED]]]
+# usage: header_matrix.sh SRC_DIR WORK_DIR [LIBRARY [SANITIZE [FENCED [CONFIG_INC]]]]
 #   LIBRARY   the built treercu library to link use.c with ("" to skip)
 #   SANITIZE  the build's TREERCU_SANITIZE (linking is skipped when set:
 #             the sanitizer runtimes of gcc and clang do not mix)
 #   FENCED    ON when the build forces the fenced read side (the header
 #             then expands other code: compile it that way too)
+#   CONFIG_INC the directory holding the build's generated treercu/config.h
+#             (the build tree's include/; an installed copy has it beside
+#             the other headers)
 set -u
 
 src=${1:?usage: header_matrix.sh SRC_DIR WORK_DIR [LIBRARY [SANITIZE [FENCED]]]}
@@ -33,6 +36,7 @@ work=${2:?usage: header_matrix.sh SRC_DIR WORK_DIR [LIBRARY [SANITIZE [FENCED]]]
 lib=${3:-}
 sanitize=${4:-}
 fenced=${5:-OFF}
+config_inc=${6:-}
 
 inc="$src/include"
 mkdir -p "$work" || exit 1
@@ -40,6 +44,7 @@ fail=0
 ran=0
 defs=()
 case "$fenced" in ON|on|1|TRUE|true) defs+=(-DTREERCU_FENCED=1) ;; esac
+[ -n "$config_inc" ] && defs+=(-I"$config_inc")
 
 warn=(-Wall -Wextra -Werror -Wcast-qual -Wshadow -Wundef)
 c_modes=("-std=c11 -pedantic" "-std=gnu11")
@@ -178,7 +183,7 @@ EOF
 	done
 	# Short names with liburcu's header first: a clear refusal.
 	ran=$((ran + 1))
-	if gcc -x c -std=gnu11 -I"$inc" -c "$work/coexist_liburcu-first.c" -o "$work/out.o" \
+	if gcc -x c -std=gnu11 "${defs[@]}" -I"$inc" -c "$work/coexist_liburcu-first.c" -o "$work/out.o" \
 		>"$work/last.log" 2>&1; then
 		echo "FAIL: liburcu's header first, short names on: compiled (expected a refusal)"
 		fail=1

@@ -27,7 +27,7 @@ struct obj {
 	int alive;     /* 1 while published or in a grace period; 0 once freed */
 };
 
-static struct obj *gp;   /* published with rcu_assign_pointer()/rcu_xchg_pointer() */
+static struct obj *_Atomic gp;
 static atomic_int runs[MAX_IDS];   /* per id: times its callback ran */
 static atomic_int next_id;
 static atomic_bool stop;

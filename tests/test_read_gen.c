@@ -28,7 +28,7 @@ struct elem {
 	_Atomic unsigned long magic;
 };
 
-static struct elem *cur;   /* published with rcu_xchg_pointer() */
+static struct elem *_Atomic cur;
 static _Atomic int stop, started;
 static _Atomic unsigned long reads, bad;
 
@@ -123,7 +123,7 @@ int main(void)
 		usleep(100);
 	check_gen_advances();
 
-	rcu_assign_pointer(cur, elem_new());
+	atomic_store(&cur, elem_new());
 	CHECK_EQ(pthread_create(&rd, NULL, reader_fn, NULL), 0);
 	while (atomic_load(&started) != 2)
 		usleep(100);
@@ -146,7 +146,7 @@ int main(void)
 	CHECK_EQ(atomic_load(&bad), 0);
 	CHECK(gps > 10);
 	CHECK(atomic_load(&reads) > 1000);
-	free(cur);   /* the reader has been joined */
+	free(atomic_load(&cur));
 	rcu_unregister_thread();
 	return 0;
 }

@@ -38,7 +38,7 @@ static void set_v(int v)
 	if (!c)
 		exit(1);
 	c->v = v;
-	old = rcu_xchg_pointer(cur, c);
+	old = rcu_xchg_pointer(&cur, c);
 	if (old)
 		call_rcu(&old->rh, conf_free);
 }

@@ -12,7 +12,7 @@ int plugin_run(void)
 	int v, *old;
 
 	rcu_assign_pointer(value, &a);
-	old = rcu_xchg_pointer(value, &b);
+	old = rcu_xchg_pointer(&value, &b);
 	synchronize_rcu();          /* old is no longer read after this */
 	rcu_read_lock();
 	v = *rcu_dereference(value) + *old;
