@@ -137,7 +137,7 @@ if have gcc; then
 		printf 'struct %s { int own; };\n#include <treercu/list.h>\nint own_%s(struct %s *p);\nint own_%s(struct %s *p) { return p->own; }\n' \
 			"$tag" "$tag" "$tag" "$tag" "$tag" >"$f"
 		ran=$((ran + 1))
-		if gcc -x c -std=gnu11 "${warn[@]}" -I"$inc" -c "$f" -o "$work/out.o" >"$work/last.log" 2>&1; then
+		if gcc -x c -std=gnu11 "${warn[@]}" "${defs[@]}" -I"$inc" -c "$f" -o "$work/out.o" >"$work/last.log" 2>&1; then
 			echo "FAIL: own struct $tag, then treercu/list.h with short names: compiled (expected a redefinition error)"
 			fail=1
 		elif ! grep -q "redefinition of .struct $tag" "$work/last.log"; then
