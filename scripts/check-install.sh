@@ -8,6 +8,8 @@
 #      static and shared, and its own shared object links libtreercu.a;
 #   3. the same program built with `pkg-config --cflags --libs treercu`,
 #      shared and (--static) fully static;
+#   3b. tests/urcu_api.c, a liburcu program, built per flavor with
+#      `pkg-config --cflags --libs treercu-urcu liburcu-cds` and run;
 #   4. a project using add_subdirectory(), and one using FetchContent, build
 #      their default target (treercu's tests and tool are not built there,
 #      and liburcu is not looked for);
@@ -86,6 +88,25 @@ echo "pkg-config --static: $pcs"
   || fail "pkg-config --static consumer: build"
 "$work/app-pc-static" || fail "pkg-config --static consumer: run"
 needs_so "$work/app-pc-static" no
+
+step "a liburcu program switched by its pkg-config module alone: treercu-urcu (each flavor)"
+for f in include/treercu/urcu/urcu.h include/treercu/urcu/urcu/urcu-qsbr.h \
+         include/treercu/urcu/urcu/flavor.h; do
+  [ -f "$P/$f" ] || fail "not installed: $f"
+done
+[ -e "$libdir/pkgconfig/treercu-urcu.pc" ] || fail "not installed: treercu-urcu.pc"
+if pkg-config --exists liburcu-cds; then
+  pcu=$(pkg-config --cflags --libs treercu-urcu liburcu-cds) || fail "pkg-config treercu-urcu"
+  echo "pkg-config treercu-urcu liburcu-cds: $pcu"
+  for fl in MEMB QSBR BP; do
+    # shellcheck disable=SC2086
+    "$cc" -Wall -Wextra -Werror -DURCU_API_TEST_$fl -o "$work/urcu-$fl" "$src/tests/urcu_api.c" \
+      $pcu -Wl,-rpath,"$libdir" || fail "treercu-urcu consumer ($fl): build"
+    "$work/urcu-$fl" || fail "treercu-urcu consumer ($fl): run"
+  done
+else
+  echo "liburcu-cds not installed: the liburcu program is not built"
+fi
 
 for via in subdir fetch; do
   step "a project that builds treercu itself ($via), default target"
