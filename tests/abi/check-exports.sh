@@ -7,10 +7,15 @@
 #     program's own symbol of that name would clash with it);
 #   - a listed symbol that either library does not export (a broken API);
 #   - a TRCU_API declaration in the headers that the list does not have, or
-#     the reverse (the list and the headers drifting apart).
-# Usage: check-exports.sh NM LIBTREERCU_SO LIBTREERCU_A EXPORTED_TXT INCLUDE_DIR
+#     the reverse (the list and the headers drifting apart);
+#   - with INTERNAL_A (the archive of the library's objects, hidden symbols
+#     still global): a non-static symbol named trcu_* that the list does not
+#     have.  trcu_ is the public prefix; internal functions and variables
+#     shared between the sources take the kernel's name or a module prefix
+#     (rcu_, wq_, sys_, tun_, ...), so that a name tells which side it is on.
+# Usage: check-exports.sh NM LIBTREERCU_SO LIBTREERCU_A EXPORTED_TXT INCLUDE_DIR [INTERNAL_A]
 set -euo pipefail
-nm=$1 so=$2 ar=$3 list=$4 inc=$5
+nm=$1 so=$2 ar=$3 list=$4 inc=$5 internal=${6:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -39,6 +44,12 @@ report "$tmp/list" "$tmp/so" "documented but not exported by $(basename "$so")"
 report "$tmp/list" "$tmp/ar" "documented but not defined in $(basename "$ar")"
 report "$tmp/hdr" "$tmp/list" "declared TRCU_API in the headers but not in $(basename "$list")"
 report "$tmp/list" "$tmp/hdr" "in $(basename "$list") but not declared TRCU_API in the headers"
+if [ -n "$internal" ]; then
+  "$nm" --defined-only --extern-only "$internal" |
+    awk 'NF == 3 && $3 ~ /^trcu_/ { print $3 }' | sort -u >"$tmp/prefixed"
+  report "$tmp/prefixed" "$tmp/list" \
+    "internal symbols in $(basename "$internal") with the public trcu_ prefix"
+fi
 echo "check-exports: $(wc -l <"$tmp/so") symbols exported by $(basename "$so"), \
 $(wc -l <"$tmp/ar") global in $(basename "$ar"), $(wc -l <"$tmp/list") documented"
 exit $rc
