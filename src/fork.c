@@ -40,10 +40,10 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void fork_register_once(void)
 {
 	if (pthread_atfork(trcu_before_fork, trcu_after_fork_parent, trcu_after_fork_child))
-		trcu_die("pthread_atfork() failed: fork() would not be handled");
+		sys_die("pthread_atfork() failed: fork() would not be handled");
 }
 
-void trcu_fork_register(void)
+void fork_register(void)
 {
 	pthread_once(&fork_once, fork_register_once);
 }
@@ -56,7 +56,7 @@ void trcu_before_fork(void)
 	 * take the locks the prepare steps hold (rcu_busy_enter()). */
 	rcu_busy_enter();
 	rcu_sr_fork_prepare();
-	trcu_wq_fork_prepare();
+	wq_fork_prepare();
 	rcu_nocb_fork_prepare();
 	kvfree_fork_prepare();
 	rcu_fork_prepare();
@@ -65,7 +65,7 @@ void trcu_before_fork(void)
 static void fork_depth_drop(const char *what)
 {
 	if (fork_depth <= 0)
-		trcu_die("%s called without a matching trcu_before_fork()", what);
+		sys_die("%s called without a matching trcu_before_fork()", what);
 	fork_depth--;
 }
 
@@ -77,7 +77,7 @@ void trcu_after_fork_parent(void)
 	rcu_fork_parent();
 	kvfree_fork_parent();
 	rcu_nocb_fork_parent();
-	trcu_wq_fork_parent();
+	wq_fork_parent();
 	rcu_sr_fork_parent();
 	rcu_busy_exit();
 }
@@ -92,7 +92,7 @@ void trcu_after_fork_child(void)
 	rcu_fork_child();
 	kvfree_fork_child();
 	rcu_nocb_fork_child();
-	trcu_wq_fork_child();
+	wq_fork_child();
 	rcu_sr_fork_child();
 	/* Last: a grace period the child still needs (a polled cookie taken
 	 * before the fork) may end on the GP kthread, whose cleanup queues

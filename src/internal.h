@@ -74,9 +74,9 @@ static inline bool rcu_seq_done_exact_val(unsigned long cur, unsigned long s)
  * "Memory ordering", litmus test GP-END.
  */
 #if defined(__x86_64__) && !defined(TREERCU_FENCED)
-#define TRCU_TSO 1
+#define RCU_TSO 1
 #else
-#define TRCU_TSO 0
+#define RCU_TSO 0
 #endif
 
 /* ---- The rcu_node combining tree ----------------------------------------- */
@@ -186,9 +186,9 @@ static inline unsigned int rcu_nesting(const struct trcu_reader *r)
 }
 
 /* ---- Tunables ------------------------------------------------------------- */
-enum trcu_profile { TRCU_PROFILE_TREERCU = 0, TRCU_PROFILE_KERNEL = 1 };
+enum tun_profile { TUN_PROFILE_TREERCU = 0, TUN_PROFILE_KERNEL = 1 };
 
-struct trcu_tunables {
+struct tun_values {
 	_Atomic long early_report;
 	_Atomic long drive_from_caller;
 	_Atomic long fanout;
@@ -293,7 +293,7 @@ struct rcu_state {
 	/* Read side ordering: membarrier or fences, decided once at init. */
 	bool fenced;
 
-	struct trcu_tunables tun;
+	struct tun_values tun;
 
 	trcu_stall_fn stall_fn;
 	void *stall_arg;
@@ -311,7 +311,7 @@ struct rcu_state {
 extern struct rcu_state rcu_state;
 
 /* init (src/tree.c) */
-void trcu_init(void);
+void rcu_init(void);
 
 /*
  * Cancellation (docs/design.md, "Guarantees"): every cancellation point the
@@ -326,7 +326,7 @@ void trcu_init(void);
  * threads run with it disabled for life.  A cancellation requested
  * meanwhile acts at the thread's next cancellation point after the call.
  */
-static inline int trcu_cancel_disable(void)
+static inline int sys_cancel_disable(void)
 {
 	int old = PTHREAD_CANCEL_ENABLE;
 
@@ -334,7 +334,7 @@ static inline int trcu_cancel_disable(void)
 	return old;
 }
 
-static inline void trcu_cancel_restore(int old)
+static inline void sys_cancel_restore(int old)
 {
 	int unused;
 
@@ -349,7 +349,7 @@ static inline void trcu_cancel_restore(int old)
  * thread exists: re-initialise every lock, forget the other threads, mark
  * the helper threads not started).  Called in the order src/fork.c gives.
  */
-void trcu_fork_register(void);
+void fork_register(void);
 void rcu_fork_prepare(void);         /* tree.c */
 void rcu_fork_parent(void);
 void rcu_fork_child(void);
@@ -360,26 +360,26 @@ void rcu_nocb_fork_child(void);
 void rcu_sr_fork_prepare(void);      /* sr_normal.c */
 void rcu_sr_fork_parent(void);
 void rcu_sr_fork_child(void);
-void trcu_wq_fork_prepare(void);     /* workqueue.c */
-void trcu_wq_fork_parent(void);
-void trcu_wq_fork_child(void);
+void wq_fork_prepare(void);     /* workqueue.c */
+void wq_fork_parent(void);
+void wq_fork_child(void);
 
 /* sys.c */
-int trcu_membarrier_register(void);
-void trcu_gp_mb(void);
-long trcu_now_ns(void);
-void trcu_sleep_ns(long ns);
-int trcu_gettid(void);
-void trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns);
-void trcu_futex_wake(_Atomic uint32_t *addr, int n);
-void trcu_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-void trcu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int sys_membarrier_register(void);
+void sys_gp_mb(void);
+long sys_now_ns(void);
+void sys_sleep_ns(long ns);
+int sys_gettid(void);
+void sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns);
+void sys_futex_wake(_Atomic uint32_t *addr, int n);
+void sys_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void sys_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* tunables.c */
-void trcu_tunables_init(void);
-void trcu_tunables_apply_profile(enum trcu_profile p);
-long trcu_parse_long(const char *name, const char *text, long lo, long hi, long *out);
-bool trcu_env_bool(const char *name);             /* 0/1 variable, unset = 0 */
+void tun_init(void);
+void tun_apply_profile(enum tun_profile p);
+long tun_parse_long(const char *name, const char *text, long lo, long hi, long *out);
+bool tun_env_bool(const char *name);             /* 0/1 variable, unset = 0 */
 
 /* thread.c */
 struct rcu_thread *rcu_thread_self(void);
@@ -387,15 +387,15 @@ bool rcu_thread_registered(const struct rcu_thread *t);
 unsigned int rcu_section_depth(void);            /* caller's explicit sections */
 void rcu_emerg_readers_wait(void);               /* GP: wait out emergency sections */
 int rcu_kthread_create(pthread_t *t, void *(*fn)(void *), void *arg);
-void trcu_thread_init(void);
-void trcu_check_blocking_allowed(const char *what);
-int trcu_enter_gp_wait(struct rcu_thread *t);
-void trcu_exit_gp_wait(struct rcu_thread *t, int was);
-struct rcu_thread *trcu_slot_get(int slot);
-void trcu_internal_qsbr_online(struct rcu_thread *t);
-void trcu_internal_qsbr_offline(struct rcu_thread *t);
+void rcu_thread_init(void);
+void rcu_check_blocking_allowed(const char *what);
+int rcu_enter_gp_wait(struct rcu_thread *t);
+void rcu_exit_gp_wait(struct rcu_thread *t, int was);
+struct rcu_thread *rcu_slot_get(int slot);
+void rcu_internal_qsbr_online(struct rcu_thread *t);
+void rcu_internal_qsbr_offline(struct rcu_thread *t);
 struct rcu_tree;
-void trcu_slots_fork_child(struct rcu_tree *t);
+void rcu_slots_fork_child(struct rcu_tree *t);
 
 /* tree.c, used by thread.c and nocb.c */
 void rcu_report_qs_slot(int slot, bool dirty);
@@ -403,7 +403,7 @@ unsigned long rcu_gp_snap(void);                 /* full fence + rcu_seq_snap */
 unsigned long rcu_gp_seq_current(void);          /* acquire load of gp_seq */
 void rcu_note_sync_wake(void);                   /* a synchronize_rcu() caller was woken */
 void rcu_note_sync_resume(void);                 /* ... and runs again */
-long trcu_usable_cpus(void);   /* CPUs this process may run on (tunable defaults) */
+long tun_usable_cpus(void);   /* CPUs this process may run on (tunable defaults) */
 struct rcu_sync_key { unsigned long wake, need; bool woken; };
 void rcu_cb_waiter_enter(void);                  /* a thread waits for an offload thread */
 void rcu_cb_waiter_exit(void);

@@ -78,7 +78,7 @@ static void kvfree_init_once(void)
 	if (!atomic_load_explicit(&kvfree.inited, memory_order_relaxed)) {
 		kvfree.sealed_tail = &kvfree.sealed_head;
 		if (pthread_key_create(&kvfree.exit_key, kvfree_cache_exit))
-			trcu_die("rcu_free(): pthread_key_create failed");
+			sys_die("rcu_free(): pthread_key_create failed");
 		/* Release: pairs with the acquire above. */
 		atomic_store_explicit(&kvfree.inited, true, memory_order_release);
 	}
@@ -109,7 +109,7 @@ static struct kvfree_cache *kvfree_cache_get(void)
 static void kvfree_fallback(void *ptr)
 {
 	if (rcu_section_depth())
-		trcu_die("rcu_free(%p): out of memory inside an RCU read-side critical section "
+		sys_die("rcu_free(%p): out of memory inside an RCU read-side critical section "
 			 "(it would have to wait for a grace period)", ptr);
 	atomic_fetch_add_explicit(&kvfree.n_fallback, 1, memory_order_relaxed);
 	trcu_synchronize_rcu();
@@ -124,7 +124,7 @@ void trcu_rcu_free(void *ptr)
 
 	if (!ptr)
 		return;   /* like free(NULL) */
-	trcu_init();
+	rcu_init();
 	kc = kvfree_cache_get();
 	if (!kc) {
 		kvfree_fallback(ptr);
@@ -140,7 +140,7 @@ void trcu_rcu_free(void *ptr)
 			return;
 		}
 		b->n = 0;
-		b->born_ns = trcu_now_ns();
+		b->born_ns = sys_now_ns();
 		kc->cur = b;
 		fresh = true;
 	}
@@ -171,7 +171,7 @@ void trcu_rcu_free(void *ptr)
  */
 bool kvfree_pass(unsigned long cur, bool flush, unsigned long *need, bool *more)
 {
-	long now = trcu_now_ns(), drain = TUN(rcu_free_drain_ms) * 1000000L;
+	long now = sys_now_ns(), drain = TUN(rcu_free_drain_ms) * 1000000L;
 	struct kvfree_block *done = NULL;
 	bool waiting = false;
 

@@ -118,7 +118,7 @@ static __thread bool nocb_forked_here;
 static void nocb_fork_check(void)
 {
 	if (TRCU_UNLIKELY(nocb_forked_here))
-		trcu_die("fork() from an RCU callback: the child returned from the callback "
+		sys_die("fork() from an RCU callback: the child returned from the callback "
 			 "into the library; such a child may only exec or _exit");
 }
 
@@ -171,7 +171,7 @@ static void debug_rcu_head_queue(struct trcu_head *head, void (*func)(struct trc
 	pthread_mutex_lock(&debug_obj_lock);
 	for (o = *b; o; o = o->next) {
 		if (o->head == head)
-			trcu_die("call_rcu(): rcu_head %p queued again before its callback ran "
+			sys_die("call_rcu(): rcu_head %p queued again before its callback ran "
 				 "(callback %p %s; queued first with %p %s): a head may be queued "
 				 "once until its callback starts", (void *)head,
 				 (void *)(uintptr_t)func, debug_obj_fn_name(func),
@@ -179,7 +179,7 @@ static void debug_rcu_head_queue(struct trcu_head *head, void (*func)(struct trc
 	}
 	o = malloc(sizeof(*o));
 	if (!o)
-		trcu_die("call_rcu(): out of memory for the debug-objects table");
+		sys_die("call_rcu(): out of memory for the debug-objects table");
 	o->head = head;
 	o->func = func;
 	o->next = *b;
@@ -223,7 +223,7 @@ static void nocb_wake(struct nocb_group *grp)
 	/* seq_cst: pairs with the offload thread's store to ->state followed
 	 * by its bypass check in nocb_sleep(). */
 	atomic_fetch_add_explicit(&grp->futex, 1, memory_order_seq_cst);
-	trcu_futex_wake(&grp->futex, 1);
+	sys_futex_wake(&grp->futex, 1);
 }
 
 /*
@@ -245,9 +245,9 @@ static void nocb_defer_to_woken(struct nocb_group *grp, long left)
 	    rcu_sync_key_same(&k, &grp->defer))
 		return;
 	grp->defer = k;
-	TRCU_TRACE("nocb_defer", left);
+	TRACE_RECORD("nocb_defer", left);
 	rcu_sync_wait_resume(&k, TUN(nocb_defer_us) * 1000L);
-	TRCU_TRACE("nocb_defer_end", 0);
+	TRACE_RECORD("nocb_defer_end", 0);
 	atomic_fetch_add_explicit(&nocb.n_defer, 1, memory_order_relaxed);
 }
 
@@ -294,7 +294,7 @@ static void nocb_barrier_dec(void)
 	 * sees every earlier callback's effects. */
 	if (atomic_fetch_sub_explicit(&nocb.barrier_cpu_count, 1, memory_order_acq_rel) == 1) {
 		atomic_fetch_add_explicit(&nocb.barrier_futex, 1, memory_order_release);
-		trcu_futex_wake(&nocb.barrier_futex, INT_MAX);
+		sys_futex_wake(&nocb.barrier_futex, INT_MAX);
 	}
 }
 
@@ -350,7 +350,7 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 		bl = pending >> 7;
 	rcu_cblist_init(&rcl);
 	rcu_segcblist_extract_done_cbs(&rdp->cblist, &rcl);
-	TRCU_TRACE("batch", rcl.len);
+	TRACE_RECORD("batch", rcl.len);
 	nocb_defer_to_woken(grp, rcl.len);
 	while ((rhp = rcu_cblist_dequeue(&rcl))) {
 		void (*f)(struct trcu_head *) = rhp->func;
@@ -369,19 +369,19 @@ static bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long dea
 		f(rhp);
 		nocb_fork_check();
 		if ((n & 31) == 0) {
-			if (trcu_now_ns() > deadline_ns)
+			if (sys_now_ns() > deadline_ns)
 				break;
 			nocb_defer_to_woken(grp, rcl.len);
 		}
 		if (n >= bl)
 			break;
 	}
-	TRCU_TRACE("batch_end", n);
+	TRACE_RECORD("batch_end", n);
 	rcu_segcblist_insert_done_cbs(&rdp->cblist, &rcl);
 	nocb_publish_invoked(rdp, n - n_pub);
 	if (atomic_load_explicit(&rdp->pushback_waiting, memory_order_seq_cst)) {
 		atomic_fetch_add_explicit(&rdp->pushback_futex, 1, memory_order_seq_cst);
-		trcu_futex_wake(&rdp->pushback_futex, INT_MAX);
+		sys_futex_wake(&rdp->pushback_futex, INT_MAX);
 	}
 	return rcu_segcblist_ready_cbs(&rdp->cblist);
 }
@@ -491,7 +491,7 @@ static void nocb_kvfree_pass(struct nocb_group *grp, struct nocb_pass *p, unsign
 static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invoke)
 {
 	unsigned long barrier = atomic_load_explicit(&grp->barrier_req, memory_order_acquire);
-	long deadline = trcu_now_ns() + TUN(rcu_resched_us) * 1000L;
+	long deadline = sys_now_ns() + TUN(rcu_resched_us) * 1000L;
 	unsigned long cur, snap, nextgp;
 	bool orphans = false;
 
@@ -561,7 +561,7 @@ static void nocb_sleep(struct nocb_group *grp, int state, long timeout_ns, uint3
 	/* seq_cst: pairs with call_rcu()'s CAS followed by its ->state load. */
 	atomic_store_explicit(&grp->state, state, memory_order_seq_cst);
 	if (nocb_bypass_empty(grp) && !atomic_load_explicit(&nocb.stopping, memory_order_acquire))
-		trcu_futex_wait(&grp->futex, v, timeout_ns);
+		sys_futex_wait(&grp->futex, v, timeout_ns);
 	atomic_store_explicit(&grp->state, NOCB_AWAKE, memory_order_relaxed);
 }
 
@@ -581,7 +581,7 @@ static void *rcu_nocb_kthread(void *arg)
 	pthread_setname_np(pthread_self(), "trcu_nocb");
 	/* A callback that cancels its own thread (or hits a cancellation
 	 * point after someone did) must not end it (internal.h). */
-	trcu_cancel_disable();
+	sys_cancel_disable();
 	/* The deferral naps (nocb_defer_to_woken()) are 20 us: without this
 	 * the default 50 us timer slack would stretch each. */
 	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
@@ -604,9 +604,9 @@ static void *rcu_nocb_kthread(void *arg)
 				clear_lazy(grp);
 			}
 			/* Nothing to invoke: drive or wait for the GP ourselves. */
-			TRCU_TRACE("nocb_waitgp", p.need);
+			TRACE_RECORD("nocb_waitgp", p.need);
 			rcu_gp_wait_seq(p.need);
-			TRCU_TRACE("nocb_waitgp_end", 0);
+			TRACE_RECORD("nocb_waitgp_end", 0);
 			continue;
 		}
 		if (atomic_load_explicit(&nocb.stopping, memory_order_acquire) && !p.partial)
@@ -641,13 +641,13 @@ static bool nocb_start(void)
 	}
 	/* Once: a child of fork() starts its offload threads again. */
 	if (!nocb.key_created && pthread_key_create(&nocb.exit_key, rdp_exit))
-		trcu_die("call_rcu(): pthread_key_create failed");
+		sys_die("call_rcu(): pthread_key_create failed");
 	nocb.key_created = true;
 	nocb.groups[0].kvfree = true;
 	for (long i = 0; i < n; i++) {
 		pthread_mutex_init(&nocb.groups[i].lock, NULL);
 		if (rcu_kthread_create(&nocb.groups[i].thread, rcu_nocb_kthread, &nocb.groups[i]))
-			trcu_die("call_rcu(): cannot start a callback-offload thread: %s",
+			sys_die("call_rcu(): cannot start a callback-offload thread: %s",
 				 strerror(errno));
 	}
 	nocb.nr_groups = (int)n;
@@ -660,7 +660,7 @@ static bool nocb_start(void)
 void rcu_nocb_kick(void)
 {
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
-		trcu_die("rcu_free(): cannot allocate callback-offload state");
+		sys_die("rcu_free(): cannot allocate callback-offload state");
 	nocb_wake(&nocb.groups[0]);
 }
 
@@ -751,7 +751,7 @@ static struct rcu_data *rdp_try_get(void)
 		return rdp;
 	if (rcu_state.test_first_cb_hook)
 		rcu_state.test_first_cb_hook();
-	trcu_init();
+	rcu_init();
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
 		return NULL;
 	if (posix_memalign((void **)&rdp, 64, sizeof(*rdp)))
@@ -776,7 +776,7 @@ static struct rcu_data *rdp_get(void)
 	struct rcu_data *rdp = rdp_try_get();
 
 	if (TRCU_UNLIKELY(!rdp))
-		trcu_die("call_rcu(): out of memory for per-thread callback state");
+		sys_die("call_rcu(): out of memory for per-thread callback state");
 	return rdp;
 }
 
@@ -816,20 +816,20 @@ static void nocb_pushback(struct rcu_data *rdp)
 	struct rcu_thread *r = rcu_thread_self();
 	unsigned long gp = rcu_gp_seq_current();
 	long inv = atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
-	long since = trcu_now_ns(), limit = nocb_pushback_limit_ns();
+	long since = sys_now_ns(), limit = nocb_pushback_limit_ns();
 	int was;
 
 	if (rcu_section_depth() || gp == rdp->pushback_gave_up_gp)
 		return;
 	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
-	was = rcu_thread_registered(r) ? trcu_enter_gp_wait(r) : 0;
+	was = rcu_thread_registered(r) ? rcu_enter_gp_wait(r) : 0;
 	nocb_wake(rdp->grp);
 	rcu_cb_waiter_enter();
 	while (rdp_pending(rdp) > TUN(qhimark)) {
 		uint32_t v = atomic_load_explicit(&rdp->pushback_futex, memory_order_seq_cst);
 		unsigned long gp_now = rcu_gp_seq_current();
 		long inv_now = atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
-		long now = trcu_now_ns();
+		long now = sys_now_ns();
 
 		if (gp_now != gp || inv_now != inv) {
 			gp = gp_now;
@@ -845,12 +845,12 @@ static void nocb_pushback(struct rcu_data *rdp)
 		atomic_store_explicit(&rdp->pushback_waiting, 1, memory_order_seq_cst);
 		if (rdp_pending(rdp) <= TUN(qhimark))
 			break;
-		trcu_futex_wait(&rdp->pushback_futex, v, limit - (now - since));
+		sys_futex_wait(&rdp->pushback_futex, v, limit - (now - since));
 	}
 	rcu_cb_waiter_exit();
 	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
 	if (rcu_thread_registered(r))
-		trcu_exit_gp_wait(r, was);
+		rcu_exit_gp_wait(r, was);
 }
 
 /*
@@ -887,14 +887,14 @@ static void nocb_run_stranded(struct rcu_data *rdp)
 	/* The callbacks run on the caller's thread here: as on an offload
 	 * thread, no cancellation point in one may end it with the rest of
 	 * the list taken and not run (internal.h). */
-	cs = trcu_cancel_disable();
+	cs = sys_cancel_disable();
 	for (; fifo; fifo = next, n++) {
 		next = fifo->next;
 		debug_rcu_head_unqueue(fifo);
 		fifo->func(fifo);
 		nocb_fork_check();
 	}
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 	nocb_self = was_self;
 	/* An RMW: the shutdown's sweep and the owner may both run one now
 	 * that no offload thread does.  Relaxed: only the statistics read it
@@ -935,7 +935,7 @@ static void nocb_sweep_stranded(void)
 static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct trcu_head *))
 {
 	if (rcu_section_depth()) {
-		trcu_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
+		sys_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
 			  "callback %p not run", (void *)head);
 		debug_rcu_head_unqueue(head);
 		return;
@@ -965,7 +965,7 @@ static void call_rcu_stranded(struct rcu_data *rdp)
 		 * runs it if it has not passed this list yet; else this
 		 * thread's next call_rcu() outside a section does
 		 * (call_rcu_after_shutdown()). */
-		trcu_warn("call_rcu() inside a read-side section while trcu_shutdown() stopped "
+		sys_warn("call_rcu() inside a read-side section while trcu_shutdown() stopped "
 			  "the offload threads: callback left queued until this thread calls "
 			  "call_rcu() outside a read-side section");
 		return;
@@ -981,9 +981,9 @@ static void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head 
 	int st;
 
 	if (TRCU_UNLIKELY(!head))
-		trcu_die("call_rcu(): NULL rcu_head");
+		sys_die("call_rcu(): NULL rcu_head");
 	if (TRCU_UNLIKELY(!func)) {
-		trcu_warn("call_rcu(%p): NULL callback function: callback not queued", (void *)head);
+		sys_warn("call_rcu(%p): NULL callback function: callback not queued", (void *)head);
 		return;
 	}
 	debug_rcu_head_queue(head, func);
@@ -1069,7 +1069,7 @@ static void wakeme_after_rcu(struct trcu_head *rhp)
 	 * the waiter returns; pairs with the acquire load in
 	 * rcu_wait_gp_wakeme(). */
 	atomic_store_explicit(&rs->done, 1, memory_order_release);
-	trcu_futex_wake(&rs->done, 1);
+	sys_futex_wake(&rs->done, 1);
 }
 
 /*
@@ -1089,7 +1089,7 @@ bool rcu_wait_gp_wakeme(void)
 	if (!rdp_try_get())
 		return false;
 	registered = rcu_thread_registered(r);
-	was = registered ? trcu_enter_gp_wait(r) : 0;
+	was = registered ? rcu_enter_gp_wait(r) : 0;
 
 	atomic_init(&rs.done, 0);
 	rcu_cb_waiter_enter();
@@ -1097,11 +1097,11 @@ bool rcu_wait_gp_wakeme(void)
 	/* The callback's futex wake after its store only hashes the address:
 	 * returning (and reusing rs) as soon as done is set is safe. */
 	while (!atomic_load_explicit(&rs.done, memory_order_acquire))
-		trcu_futex_wait(&rs.done, 0, -1);
+		sys_futex_wait(&rs.done, 0, -1);
 	rcu_cb_waiter_exit();
 	rcu_note_sync_resume();
 	if (registered)
-		trcu_exit_gp_wait(r, was);
+		rcu_exit_gp_wait(r, was);
 	return true;
 }
 
@@ -1129,14 +1129,14 @@ static void nocb_progress_reset(void)
 {
 	nocb_progress.gp = rcu_gp_seq_current();
 	nocb_progress.done = nocb_done_count();
-	nocb_progress.since_ns = trcu_now_ns();
+	nocb_progress.since_ns = sys_now_ns();
 }
 
 /* True once neither a grace period ended nor a callback ran for stuck_ns. */
 static bool nocb_stuck(long stuck_ns)
 {
 	unsigned long gp = rcu_gp_seq_current();
-	long done = nocb_done_count(), now = trcu_now_ns();
+	long done = nocb_done_count(), now = sys_now_ns();
 
 	if (gp != nocb_progress.gp || done != nocb_progress.done) {
 		nocb_progress.gp = gp;
@@ -1184,7 +1184,7 @@ static bool rcu_barrier_wait(long stuck_ns)
 		while (pthread_mutex_trylock(&nocb.barrier_mutex)) {
 			if (nocb_stuck(stuck_ns))
 				return false;
-			trcu_sleep_ns(100000L);
+			sys_sleep_ns(100000L);
 		}
 	}
 	/*
@@ -1209,7 +1209,7 @@ static bool rcu_barrier_wait(long stuck_ns)
 			atomic_store_explicit(&nocb.barrier_abandoned, true, memory_order_relaxed);
 			return false;
 		}
-		trcu_futex_wait(&nocb.barrier_futex, v, stuck_ns >= 0 ? 1000000L : -1);
+		sys_futex_wait(&nocb.barrier_futex, v, stuck_ns >= 0 ? 1000000L : -1);
 		v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
 	}
 	rcu_cb_waiter_exit();
@@ -1223,27 +1223,27 @@ static void __trcu_rcu_barrier(void)
 	bool registered;
 	int was;
 
-	trcu_check_blocking_allowed("rcu_barrier()");
+	rcu_check_blocking_allowed("rcu_barrier()");
 	if (nocb_self)
-		trcu_die("rcu_barrier() called from an RCU callback: it would wait for itself");
-	trcu_init();
+		sys_die("rcu_barrier() called from an RCU callback: it would wait for itself");
+	rcu_init();
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
 		return;   /* no callback was ever queued */
 	/* Quiescent while it waits, as synchronize_rcu() is: an online QSBR
 	 * caller would otherwise hold up the grace periods it waits for. */
 	registered = rcu_thread_registered(r);
-	was = registered ? trcu_enter_gp_wait(r) : 0;
+	was = registered ? rcu_enter_gp_wait(r) : 0;
 	rcu_barrier_wait(-1);
 	if (registered)
-		trcu_exit_gp_wait(r, was);
+		rcu_exit_gp_wait(r, was);
 }
 
 void trcu_rcu_barrier(void)
 {
-	int cs = trcu_cancel_disable();
+	int cs = sys_cancel_disable();
 
 	__trcu_rcu_barrier();
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 }
 
 /* ---- Statistics and shutdown --------------------------------------------------------- */
@@ -1346,11 +1346,11 @@ void rcu_nocb_exit_report(const char *why)
 	rcu_nocb_stats(&st);
 	frees = st.frees_queued - st.frees_fallback - st.frees_done;
 	if (frees > 0)
-		trcu_warn("exit: %ld callback%s not run and %ld rcu_free() pointer%s not freed: %s",
+		sys_warn("exit: %ld callback%s not run and %ld rcu_free() pointer%s not freed: %s",
 			  st.cbs_pending, st.cbs_pending == 1 ? "" : "s", frees,
 			  frees == 1 ? "" : "s", why);
 	else if (st.cbs_pending > 0)
-		trcu_warn("exit: %ld callback%s not run: %s", st.cbs_pending,
+		sys_warn("exit: %ld callback%s not run: %s", st.cbs_pending,
 			  st.cbs_pending == 1 ? "" : "s", why);
 }
 

@@ -136,9 +136,9 @@ static void rcu_sr_normal_complete(struct sr_node *n)
 	 * sleep) or woken below. */
 	uint32_t was = atomic_exchange_explicit(&n->done, SR_DONE, memory_order_acq_rel);
 
-	TRCU_TRACE("sr_wake", was == SR_ASLEEP);
+	TRACE_RECORD("sr_wake", was == SR_ASLEEP);
 	if (was == SR_ASLEEP)
-		trcu_futex_wake(&n->done, 1);
+		sys_futex_wake(&n->done, 1);
 }
 
 /* Add a waiter (before its GP is requested: the GP that satisfies the
@@ -170,12 +170,12 @@ bool rcu_sr_waiters(void)
 /* Sleep until woken or timeout_ns (< 0: no limit); true once woken. */
 bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns)
 {
-	long deadline = timeout_ns < 0 ? 0 : trcu_now_ns() + timeout_ns;
+	long deadline = timeout_ns < 0 ? 0 : sys_now_ns() + timeout_ns;
 
 	for (;;) {
 		/* Acquire: pairs with the exchange in rcu_sr_normal_complete(). */
 		uint32_t v = atomic_load_explicit(&n->done, memory_order_acquire);
-		long left = timeout_ns < 0 ? -1 : deadline - trcu_now_ns();
+		long left = timeout_ns < 0 ? -1 : deadline - sys_now_ns();
 
 		if (v == SR_DONE)
 			break;
@@ -195,7 +195,7 @@ bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns)
 							     memory_order_acq_rel,
 							     memory_order_acquire))
 			continue;
-		trcu_futex_wait(&n->done, SR_ASLEEP, left);
+		sys_futex_wait(&n->done, SR_ASLEEP, left);
 	}
 	atomic_fetch_sub_explicit(&srs.nr_waiting, 1, memory_order_relaxed);
 	return true;

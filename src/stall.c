@@ -55,7 +55,7 @@ static void stall_collect(struct stall_arg *sa)
 
 		pthread_mutex_lock(&leaf->lock);
 		for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
-			struct rcu_thread *r = trcu_slot_get(leaf->grplo + __builtin_ctzl(m));
+			struct rcu_thread *r = rcu_slot_get(leaf->grplo + __builtin_ctzl(m));
 
 			if (!r || r == rcu_state.driver)
 				continue;
@@ -91,7 +91,7 @@ static void stall_emit(const char *msg)
 		rcu_state.stall_fn(msg, rcu_state.stall_arg);
 		stall_in_hook = false;
 		if (TRCU_UNLIKELY(stall_forked_here))
-			trcu_die("fork() from the stall-warning hook: the child returned from the "
+			sys_die("fork() from the stall-warning hook: the child returned from the "
 				 "hook into a grace period; such a child may only exec or _exit");
 	} else {
 		fputs(msg, stderr);
@@ -119,7 +119,7 @@ static void stall_emit_callbacks(long gp)
 /* Called by the GP driver in its FQS loop. */
 void rcu_check_stall(void)
 {
-	long now = trcu_now_ns(), ms = (now - rcu_state.gp_start_ns) / 1000000L;
+	long now = sys_now_ns(), ms = (now - rcu_state.gp_start_ns) / 1000000L;
 	/* Signed, as the kernel prints g%ld: gp_seq starts just below wrap. */
 	long gp = (long)atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed) >>
 		  RCU_SEQ_CTR_SHIFT;
@@ -136,7 +136,7 @@ void rcu_check_stall(void)
 	atomic_fetch_add_explicit(&rcu_state.n_stall, 1, memory_order_relaxed);
 	/* The GP driver holds gp_mutex: no cancellation may act in fopen(),
 	 * fputs() or the application's hook (internal.h). */
-	cs = trcu_cancel_disable();
+	cs = sys_cancel_disable();
 	for (int i = 0; i < sa.n; i++) {
 		thread_name(sa.h[i].tid, name, sizeof(name));
 		snprintf(msg, sizeof(msg),
@@ -155,12 +155,12 @@ void rcu_check_stall(void)
 		stall_emit(msg);
 	}
 	stall_emit_callbacks(gp);
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 }
 
 void trcu_set_stall_handler(trcu_stall_fn fn, void *arg)
 {
-	trcu_init();
+	rcu_init();
 	pthread_mutex_lock(&rcu_state.stall_lock);
 	rcu_state.stall_fn = fn;
 	rcu_state.stall_arg = arg;

@@ -18,7 +18,7 @@
 #include "internal.h"
 
 /* Returns 0 if private expedited membarrier is usable, -1 otherwise. */
-int trcu_membarrier_register(void)
+int sys_membarrier_register(void)
 {
 	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
 
@@ -30,14 +30,14 @@ int trcu_membarrier_register(void)
 }
 
 /*
- * trcu_gp_mb: the grace period's memory barrier on every reader.
+ * sys_gp_mb: the grace period's memory barrier on every reader.
  * membarrier() makes every running thread of this process execute a full
  * barrier; this pairs with the atomic_signal_fence() compiler barriers in
  * trcu_read_lock(), trcu_read_unlock() and trcu_quiescent_state().  In
  * fenced mode the readers run real fences, and a full fence here pairs with
  * them.
  */
-void trcu_gp_mb(void)
+void sys_gp_mb(void)
 {
 	atomic_fetch_add_explicit(&rcu_state.n_mb, 1, memory_order_relaxed);
 	if (rcu_state.fenced) {
@@ -46,11 +46,11 @@ void trcu_gp_mb(void)
 	}
 	/* The syscall is a full barrier for this thread as well. */
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0))
-		trcu_die("membarrier(PRIVATE_EXPEDITED) failed after registering: %s",
+		sys_die("membarrier(PRIVATE_EXPEDITED) failed after registering: %s",
 			 strerror(errno));
 }
 
-long trcu_now_ns(void)
+long sys_now_ns(void)
 {
 	struct timespec ts;
 
@@ -58,14 +58,14 @@ long trcu_now_ns(void)
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-int trcu_gettid(void)
+int sys_gettid(void)
 {
 	return (int)syscall(SYS_gettid);
 }
 
 /* nanosleep() is a cancellation point: only for threads that run with
  * cancellation disabled (the library's own). */
-void trcu_sleep_ns(long ns)
+void sys_sleep_ns(long ns)
 {
 	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
 
@@ -74,7 +74,7 @@ void trcu_sleep_ns(long ns)
 }
 
 /* Sleep while *addr == val, at most timeout_ns (< 0: no limit). */
-void trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns)
+void sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns)
 {
 	struct timespec ts, *tsp = NULL;
 
@@ -86,40 +86,40 @@ void trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns)
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, tsp, NULL, 0);
 }
 
-void trcu_futex_wake(_Atomic uint32_t *addr, int n)
+void sys_futex_wake(_Atomic uint32_t *addr, int n)
 {
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
 /* Writes are cancellation points: a warning from inside the library must
  * not end its thread halfway through a library call (internal.h). */
-static void trcu_vreport(const char *prefix, const char *fmt, va_list ap)
+static void sys_vreport(const char *prefix, const char *fmt, va_list ap)
 {
-	int cs = trcu_cancel_disable();
+	int cs = sys_cancel_disable();
 
 	fputs(prefix, stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 }
 
-void trcu_die(const char *fmt, ...)
+void sys_die(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	trcu_vreport("treercu: fatal: ", fmt, ap);
+	sys_vreport("treercu: fatal: ", fmt, ap);
 	va_end(ap);
 	fflush(stderr);
 	abort();
 }
 
-void trcu_warn(const char *fmt, ...)
+void sys_warn(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	trcu_vreport("treercu: ", fmt, ap);
+	sys_vreport("treercu: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -132,7 +132,7 @@ static struct tr_ev { long t; int tid, cpu; const char *ev; long arg; } tr_buf[T
 static _Atomic long tr_idx;
 static __thread int tr_tid;
 
-static void trcu_trace_dump(void)
+static void trace_dump(void)
 {
 	const char *f = getenv("TREERCU_TRACE_FILE");
 	FILE *o;
@@ -148,18 +148,18 @@ static void trcu_trace_dump(void)
 	fclose(o);
 }
 
-void trcu_trace(const char *ev, long arg)
+void trace_record(const char *ev, long arg)
 {
 	long i = atomic_fetch_add(&tr_idx, 1);
 
 	if (i == 0)
-		atexit(trcu_trace_dump);
+		atexit(trace_dump);
 	if (i >= TRACE_N)
 		return;
 	if (!tr_tid)
-		tr_tid = trcu_gettid();
+		tr_tid = sys_gettid();
 	/* The CPU too: where a woken thread runs against its waker's (the
 	 * caller's wake-up after the release, as in seed 004). */
-	tr_buf[i] = (struct tr_ev){ trcu_now_ns(), tr_tid, sched_getcpu(), ev, arg };
+	tr_buf[i] = (struct tr_ev){ sys_now_ns(), tr_tid, sched_getcpu(), ev, arg };
 }
 #endif

@@ -46,7 +46,7 @@ unsigned int rcu_section_depth(void)
 
 /* ---- The slot table ------------------------------------------------------ */
 
-struct rcu_thread *trcu_slot_get(int slot)
+struct rcu_thread *rcu_slot_get(int slot)
 {
 	_Atomic(struct rcu_thread *) *chunk = rcu_state.slot_chunks[slot / SLOT_CHUNK];
 
@@ -104,7 +104,7 @@ static void slot_free(int slot)
 }
 
 /* Mark a slot online in its leaf; under ofl_lock.  A slot beyond the
- * current tree is covered by the prepared one (trcu_slot_register()), which
+ * current tree is covered by the prepared one (slot_register()), which
  * the next GP start installs with every online slot in it. */
 static void slot_online_locked(int slot, bool online)
 {
@@ -157,7 +157,7 @@ static int slot_register(struct rcu_thread *r)
  * left; ofl_lock is the caller's (freshly initialised, nobody else runs).
  * The dropped threads' reader structures are copies nobody updates.
  */
-void trcu_slots_fork_child(struct rcu_tree *t)
+void rcu_slots_fork_child(struct rcu_tree *t)
 {
 	struct rcu_thread *self = &rcu_thread_tls;
 	int l = t->levels - 1, n = 0;
@@ -165,7 +165,7 @@ void trcu_slots_fork_child(struct rcu_tree *t)
 	for (int j = 0; j < t->level_cnt[l]; j++)
 		t->nodes[t->level_first[l] + j].qsmaskinitnext = 0;
 	for (int s = 0; s < rcu_state.slot_hwm; s++) {
-		struct rcu_thread *r = trcu_slot_get(s);
+		struct rcu_thread *r = rcu_slot_get(s);
 
 		if (!r)
 			continue;
@@ -220,11 +220,11 @@ int trcu_register_thread(void)
 
 static int register_thread(struct trcu_reader *r, struct rcu_thread *t)
 {
-	trcu_init();
+	rcu_init();
 	if (__atomic_load_n(&r->watching, __ATOMIC_RELAXED))
 		return 0;
 	t->rdr = r;
-	t->tid = trcu_gettid();
+	t->tid = sys_gettid();
 	t->depth_bias = 0;
 	t->qsbr = false;
 	__atomic_store_n(&r->need_qs, 0, __ATOMIC_RELAXED);
@@ -263,12 +263,12 @@ static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t)
 	/* Before the registration test: a section on a thread that is not
 	 * registered (before the library's init) is a section too. */
 	if (rcu_nesting(r) > t->depth_bias)
-		trcu_die("rcu_unregister_thread() called inside an RCU read-side critical "
+		sys_die("rcu_unregister_thread() called inside an RCU read-side critical "
 			 "section (nesting depth %u)", rcu_nesting(r) - t->depth_bias);
 	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED))
 		return;
 	if (t->depth_bias)
-		trcu_internal_qsbr_offline(t);
+		rcu_internal_qsbr_offline(t);
 	/* From here a handler's section on this thread takes the slow path
 	 * (and, ->busy, the emergency one): the slot is about to go. */
 	__atomic_store_n(&r->nest_flags, TRCU_RF_UNREG, __ATOMIC_RELAXED);
@@ -312,13 +312,13 @@ static void thread_exit_destructor(void *arg)
 	 * (its slot would outlive the thread). */
 	rcu_busy_enter();
 	if (rcu_nesting(r) > t->depth_bias) {
-		trcu_warn("thread %d exited inside an RCU read-side critical section "
+		sys_warn("thread %d exited inside an RCU read-side critical section "
 			  "(nesting depth %u); treating it as quiescent",
 			  t->tid, rcu_nesting(r) - t->depth_bias);
 		reader_nesting_set(r, t->depth_bias);
 		if (!t->depth_bias) {
 			/* Close the section: make ->watching even again.  Pairs
-			 * with trcu_gp_mb() like an outermost unlock. */
+			 * with sys_gp_mb() like an outermost unlock. */
 			atomic_thread_fence(memory_order_seq_cst);
 			__atomic_store_n(&r->watching, (watching_untagged(r) | 1) + 1,
 					 __ATOMIC_RELAXED);
@@ -345,10 +345,10 @@ int rcu_kthread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 	return err;
 }
 
-void trcu_thread_init(void)
+void rcu_thread_init(void)
 {
 	if (pthread_key_create(&rcu_state.exit_key, thread_exit_destructor))
-		trcu_die("pthread_key_create failed");
+		sys_die("pthread_key_create failed");
 	/* The slot bitmap and first chunk now, not at the first registration:
 	 * a signal handler's first lock may register its thread, and then
 	 * allocates nothing up to SLOT_CHUNK threads. */
@@ -386,13 +386,13 @@ static void watching_enter(struct trcu_reader *r)
 
 	if (watching_fenced(r)) {
 		/* seq_cst store + fence: the section's loads stay after it.
-		 * Pairs with trcu_gp_mb() (a full fence in fenced mode), and
+		 * Pairs with sys_gp_mb() (a full fence in fenced mode), and
 		 * with the fence in rcu_gp_early_report(). */
 		__atomic_store_n(&r->watching, w, __ATOMIC_SEQ_CST);
 		atomic_thread_fence(memory_order_seq_cst);
 	} else {
 		__atomic_store_n(&r->watching, w, __ATOMIC_RELAXED);
-		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
+		/* Pairs with sys_gp_mb() at GP start (membarrier). */
 		atomic_signal_fence(memory_order_seq_cst);
 	}
 }
@@ -410,7 +410,7 @@ static void watching_exit(struct trcu_reader *r, unsigned long add)
 		__atomic_store_n(&r->watching, w, __ATOMIC_RELEASE);
 		atomic_thread_fence(memory_order_seq_cst);
 	} else {
-		/* Pairs with trcu_gp_mb() at GP end. */
+		/* Pairs with sys_gp_mb() at GP end. */
 		atomic_signal_fence(memory_order_seq_cst);
 		__atomic_store_n(&r->watching, w, __ATOMIC_RELAXED);
 		/* Pairs with the driver's ->need_qs store + membarrier. */
@@ -437,8 +437,8 @@ static void emerg_enter(struct trcu_reader *r, unsigned long nf_before)
 	unsigned int d = t->emerg_depth;
 
 	if (d >= RCU_EMERG_MAX)
-		trcu_die("rcu_read_lock(): more than %d nested signal handlers in "
-			 "emergency read-side sections on thread %d", RCU_EMERG_MAX, trcu_gettid());
+		sys_die("rcu_read_lock(): more than %d nested signal handlers in "
+			 "emergency read-side sections on thread %d", RCU_EMERG_MAX, sys_gettid());
 	/* Counted before the section's loads: the fence pairs with the one in
 	 * rcu_emerg_readers_wait() (store buffering: the GP sees this count,
 	 * or the section sees every update that preceded the GP). */
@@ -476,7 +476,7 @@ void rcu_emerg_readers_wait(void)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* Acquire: pairs with the release decrement in emerg_exit(). */
 	while (__atomic_load_n(&emerg_readers, __ATOMIC_ACQUIRE))
-		trcu_sleep_ns(10 * 1000L);
+		sys_sleep_ns(10 * 1000L);
 }
 
 /* ---- Read-side slow paths --------------------------------------------------- */
@@ -502,8 +502,8 @@ void trcu_read_lock_slow(struct trcu_reader *r)
 	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED)) {
 		reader_nesting_set(r, 0);
 		if (trcu_register_thread())
-			trcu_die("rcu_read_lock(): cannot register thread %d automatically: "
-				 "out of memory", trcu_gettid());
+			sys_die("rcu_read_lock(): cannot register thread %d automatically: "
+				 "out of memory", sys_gettid());
 		reader_nesting_set(r, 1);
 	} else if (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_UNREG) {
 		/* A signal handler registered this thread after the inline
@@ -548,7 +548,7 @@ void trcu_read_unlock_slow(struct trcu_reader *r)
 	 * between the two sees the bias already set and nesting 0 (fenced
 	 * build: its own section comes here). */
 	if (nf & TRCU_RF_QSBR)
-		trcu_die("rcu_read_unlock() without a matching rcu_read_lock() "
+		sys_die("rcu_read_unlock() without a matching rcu_read_lock() "
 			 "in QSBR thread %d", rcu_thread_tls.tid);
 	/* Signal handlers: nesting 0 before ->watching even, as inline. */
 	__atomic_store_n(&r->nest_flags, nf - 1, __ATOMIC_RELAXED);
@@ -579,7 +579,7 @@ void trcu_quiescent_state_slow(struct trcu_reader *r)
 	struct rcu_thread *t = &rcu_thread_tls;
 
 	if (rcu_nesting(r) > t->depth_bias)
-		trcu_die("rcu_quiescent_state() called inside an RCU read-side critical "
+		sys_die("rcu_quiescent_state() called inside an RCU read-side critical "
 			 "section (nesting depth %u)", rcu_nesting(r) - t->depth_bias);
 	if (!t->depth_bias) {
 		/* Not an online QSBR thread: already quiescent. */
@@ -592,22 +592,22 @@ void trcu_quiescent_state_slow(struct trcu_reader *r)
 void trcu_unbalanced_unlock(struct trcu_reader *r)
 {
 	(void)r;
-	trcu_die("rcu_read_unlock() without a matching rcu_read_lock() in thread %d",
-		 trcu_gettid());
+	sys_die("rcu_read_unlock() without a matching rcu_read_lock() in thread %d",
+		 sys_gettid());
 }
 
 /* ---- QSBR ------------------------------------------------------------------------ */
 
 /* TRCU_RF_QSBR is set exactly while a QSBR thread is online (depth_bias 1):
  * the inline rcu_quiescent_state() tests it alone. */
-void trcu_internal_qsbr_online(struct rcu_thread *t)
+void rcu_internal_qsbr_online(struct rcu_thread *t)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
 
 	if (t->depth_bias)
 		return;
 	if (rcu_nesting(r))
-		trcu_die("rcu_thread_online() called inside an RCU read-side critical section");
+		sys_die("rcu_thread_online() called inside an RCU read-side critical section");
 	t->depth_bias = 1;
 	/* Signal handlers: nesting before ->watching odd, as in the inline
 	 * lock (a handler in between makes ->watching odd itself). */
@@ -618,14 +618,14 @@ void trcu_internal_qsbr_online(struct rcu_thread *t)
 	watching_enter(r);
 }
 
-void trcu_internal_qsbr_offline(struct rcu_thread *t)
+void rcu_internal_qsbr_offline(struct rcu_thread *t)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
 
 	if (!t->depth_bias)
 		return;
 	if (rcu_nesting(r) != 1)
-		trcu_die("rcu_thread_offline() called inside an RCU read-side critical "
+		sys_die("rcu_thread_offline() called inside an RCU read-side critical "
 			 "section (nesting depth %u)", rcu_nesting(r) - 1);
 	t->depth_bias = 0;
 	/* Signal handlers: nesting 0 before ->watching even, as in the
@@ -642,11 +642,11 @@ void trcu_thread_qsbr(void)
 	struct rcu_thread *t = &rcu_thread_tls;
 
 	if (trcu_register_thread())
-		trcu_die("rcu_thread_qsbr(): cannot register thread: out of memory");
+		sys_die("rcu_thread_qsbr(): cannot register thread: out of memory");
 	if (rcu_nesting(&trcu_reader_tls))
-		trcu_die("trcu_thread_qsbr() called inside an RCU read-side critical section");
+		sys_die("trcu_thread_qsbr() called inside an RCU read-side critical section");
 	t->qsbr = true;
-	trcu_internal_qsbr_online(t);
+	rcu_internal_qsbr_online(t);
 }
 
 static struct rcu_thread *qsbr_self(const char *what)
@@ -654,40 +654,40 @@ static struct rcu_thread *qsbr_self(const char *what)
 	struct rcu_thread *t = &rcu_thread_tls;
 
 	if (!t->qsbr)
-		trcu_die("%s called by thread %d, which is not a QSBR thread "
-			 "(call trcu_thread_qsbr() first)", what, trcu_gettid());
+		sys_die("%s called by thread %d, which is not a QSBR thread "
+			 "(call trcu_thread_qsbr() first)", what, sys_gettid());
 	return t;
 }
 
 void trcu_thread_online(void)
 {
-	trcu_internal_qsbr_online(qsbr_self("rcu_thread_online()"));
+	rcu_internal_qsbr_online(qsbr_self("rcu_thread_online()"));
 }
 
 void trcu_thread_offline(void)
 {
-	trcu_internal_qsbr_offline(qsbr_self("rcu_thread_offline()"));
+	rcu_internal_qsbr_offline(qsbr_self("rcu_thread_offline()"));
 }
 
 /* ---- Blocking waits ---------------------------------------------------------- */
 
-void trcu_check_blocking_allowed(const char *what)
+void rcu_check_blocking_allowed(const char *what)
 {
 	unsigned int depth = rcu_section_depth();
 
 	if (depth)
-		trcu_die("%s called inside an RCU read-side critical section (nesting depth "
+		sys_die("%s called inside an RCU read-side critical section (nesting depth "
 			 "%u): it would wait for itself forever", what, depth);
 }
 
 /* Enter an extended quiescent state for a blocking wait.  Returns whether
  * the thread was an online QSBR thread (to go back online after). */
-int trcu_enter_gp_wait(struct rcu_thread *t)
+int rcu_enter_gp_wait(struct rcu_thread *t)
 {
 	int was_online = t->depth_bias != 0;
 
 	if (was_online)
-		trcu_internal_qsbr_offline(t);
+		rcu_internal_qsbr_offline(t);
 	/* A section on this thread from now on (only a signal handler can
 	 * run one) takes the slow path's fenced entry: the early report
 	 * reads ->watching without a membarrier (rcu_early_report_leaf()). */
@@ -698,7 +698,7 @@ int trcu_enter_gp_wait(struct rcu_thread *t)
 	return was_online;
 }
 
-void trcu_exit_gp_wait(struct rcu_thread *t, int was_online)
+void rcu_exit_gp_wait(struct rcu_thread *t, int was_online)
 {
 	atomic_store_explicit(&t->gp_blocked, 0, memory_order_relaxed);
 	/* Store buffering with a driver's early report: this clear must be
@@ -707,5 +707,5 @@ void trcu_exit_gp_wait(struct rcu_thread *t, int was_online)
 	atomic_thread_fence(memory_order_seq_cst);
 	reader_flags_set(&trcu_reader_tls, 0, TRCU_RF_BLOCKED);
 	if (was_online)
-		trcu_internal_qsbr_online(t);
+		rcu_internal_qsbr_online(t);
 }

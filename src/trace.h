@@ -8,10 +8,10 @@
 #define TREERCU_TRACE_H
 
 #ifdef TREERCU_TRACE
-void trcu_trace(const char *ev, long arg);
-#define TRCU_TRACE(ev, arg) trcu_trace(ev, (long)(arg))
+void trace_record(const char *ev, long arg);
+#define TRACE_RECORD(ev, arg) trace_record(ev, (long)(arg))
 #else
-#define TRCU_TRACE(ev, arg) do { } while (0)
+#define TRACE_RECORD(ev, arg) do { } while (0)
 #endif
 
 #endif

@@ -167,7 +167,7 @@ static struct rcu_tree *rcu_tree_build_first(int fanout, int fanout_leaf)
 
 	if (!rcu_tree_geometry_ok(fanout_leaf, fanout, fanout_leaf) ||
 	    rcu_tree_size(cnt, 1, fanout_leaf, &nodes_sz, &snaps_sz) > sizeof(rcu_tree0_mem))
-		trcu_die("fanout=%d fanout_leaf=%d: bad rcu_node tree shape", fanout, fanout_leaf);
+		sys_die("fanout=%d fanout_leaf=%d: bad rcu_node tree shape", fanout, fanout_leaf);
 	return rcu_tree_init_mem(rcu_tree0_mem, cnt, 1, fanout, fanout_leaf, nodes_sz, snaps_sz);
 }
 
@@ -245,7 +245,7 @@ static void rcu_tree_install_locked(void)
 	struct rcu_tree *old = rcu_tree(), *t = rcu_state.tree_next;
 
 	for (int s = 0; s < rcu_state.slot_hwm; s++) {
-		if (trcu_slot_get(s)) {
+		if (rcu_slot_get(s)) {
 			struct rcu_node *leaf = rcu_tree_leaf(t, s);
 
 			leaf->qsmaskinitnext |= 1UL << (s - leaf->grplo);
@@ -265,7 +265,7 @@ static void rcu_gp_kick_driver(void)
 	/* seq_cst pairs with the driver's store to ->driver_sleeping and its
 	 * root ->qsmask check in rcu_gp_sleep(). */
 	atomic_fetch_add_explicit(&rcu_state.qs_futex, 1, memory_order_seq_cst);
-	TRCU_TRACE("kick", atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_relaxed));
+	TRACE_RECORD("kick", atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_relaxed));
 	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst)) {
 		/*
 		 * A synchronize_rcu() caller driving its own GP (not yieldable)
@@ -279,7 +279,7 @@ static void rcu_gp_kick_driver(void)
 		 */
 		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
 			rcu_note_sync_wake();
-		trcu_futex_wake(&rcu_state.qs_futex, 1);
+		sys_futex_wake(&rcu_state.qs_futex, 1);
 	}
 }
 
@@ -422,7 +422,7 @@ static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
 {
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
-		struct rcu_thread *t = trcu_slot_get(leaf->grplo + i);
+		struct rcu_thread *t = rcu_slot_get(leaf->grplo + i);
 
 		if (!t)
 			continue;
@@ -452,7 +452,7 @@ static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
  */
 static bool rcu_early_qs(struct rcu_thread *r)
 {
-	/* Acquire pairs with the release in trcu_enter_gp_wait(). */
+	/* Acquire pairs with the release in rcu_enter_gp_wait(). */
 	if (atomic_load_explicit(&r->gp_blocked, memory_order_acquire))
 		/* Acquire pairs with the release store in watching_exit(). */
 		return !(__atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE) & 1);
@@ -465,7 +465,7 @@ static void rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
 
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
-		struct rcu_thread *r = trcu_slot_get(leaf->grplo + i);
+		struct rcu_thread *r = rcu_slot_get(leaf->grplo + i);
 
 		if (r && rcu_early_qs(r))
 			mask |= 1UL << i;
@@ -475,7 +475,7 @@ static void rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
 
 static void rcu_gp_early_report(void)
 {
-	/* Pairs with the fence in trcu_exit_gp_wait(): a waiter that has
+	/* Pairs with the fence in rcu_exit_gp_wait(): a waiter that has
 	 * left is seen as such, or its next section sees this GP's updates. */
 	atomic_thread_fence(memory_order_seq_cst);
 	rcu_for_each_holdout_leaf(rcu_early_report_leaf, NULL);
@@ -486,7 +486,7 @@ static void rcu_gp_init(void)
 	unsigned long gps = rcu_seq_startval(atomic_load_explicit(&rcu_state.gp_seq,
 								  memory_order_relaxed));
 
-	TRCU_TRACE("init", gps);
+	TRACE_RECORD("init", gps);
 	atomic_store_explicit(&rcu_state.gp_dirty_flag, false, memory_order_relaxed);
 	/*
 	 * Seed 004: cover the synchronize_rcu() waiters added so far, *before*
@@ -517,7 +517,7 @@ static void rcu_gp_init(void)
 				      rcu_seq_startval(atomic_load_explicit(&rcu_state.exp_seq,
 									    memory_order_relaxed)),
 				      memory_order_release);
-	rcu_state.gp_start_ns = trcu_now_ns();
+	rcu_state.gp_start_ns = sys_now_ns();
 	rcu_stall_reset();
 	rcu_gp_init_tree(gps);
 	/* Early report first: when it empties the tree (only the driver and
@@ -525,7 +525,7 @@ static void rcu_gp_init(void)
 	if (TUN(early_report)) {
 		rcu_gp_early_report();
 		if (rcu_root_qs_done()) {
-			TRCU_TRACE("init_done_early", 0);
+			TRACE_RECORD("init_done_early", 0);
 			return;
 		}
 	}
@@ -549,8 +549,8 @@ static void rcu_gp_init(void)
 	 * section's loads after it and sees every update that preceded this GP.
 	 * Pairs with the compiler barrier after the store in trcu_read_lock().
 	 */
-	trcu_gp_mb();
-	TRCU_TRACE("init_mb_done", 0);
+	sys_gp_mb();
+	TRACE_RECORD("init_mb_done", 0);
 }
 
 /* ---- Force-quiescent-state scans -------------------------------------------------- */
@@ -569,7 +569,7 @@ static bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool 
 {
 	unsigned long bit = 1UL << i, s = leaf->snap[i];
 
-#if TRCU_TSO
+#if RCU_TSO
 	/*
 	 * This GP's reader generation: only an outermost rcu_read_lock() that
 	 * loaded it stores it (the slow paths strip the tag), and that load
@@ -620,7 +620,7 @@ static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
-		struct rcu_thread *r = trcu_slot_get(leaf->grplo + i);
+		struct rcu_thread *r = rcu_slot_get(leaf->grplo + i);
 
 		if (!r) {   /* unregistered after GP start */
 			mask |= 1UL << i;
@@ -634,7 +634,7 @@ static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 		} else if (fa->arm && r != rcu_state.driver &&
 			   !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED)) {
 			/* Ordered before the reader's ->watching reread by the
-			 * trcu_gp_mb() the caller runs next; pairs with the
+			 * sys_gp_mb() the caller runs next; pairs with the
 			 * barrier before the ->need_qs load in trcu_read_unlock(). */
 			__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
 			fa->armed++;
@@ -676,18 +676,18 @@ static void rcu_gp_sleep_until(long target)
 	bool was_online = drv && drv->depth_bias;
 
 	if (was_online)
-		trcu_internal_qsbr_offline(drv);
+		rcu_internal_qsbr_offline(drv);
 	for (;;) {
 		uint32_t v = atomic_load_explicit(&rcu_state.qs_futex, memory_order_seq_cst);
-		long now = trcu_now_ns();
+		long now = sys_now_ns();
 
 		/* seq_cst pairs with rcu_gp_kick_driver(). */
 		atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
 		if (now >= target || rcu_root_qs_done() || rcu_gp_takeover_wanted() ||
 		    (rcu_exp_pending() && !rcu_state.expedited))
 			break;
-		trcu_futex_wait(&rcu_state.qs_futex, v, target - now);
-		TRCU_TRACE("drv_wake", 0);
+		sys_futex_wait(&rcu_state.qs_futex, v, target - now);
+		TRACE_RECORD("drv_wake", 0);
 		/* A caller that drives runs again (rcu_gp_kick_driver()):
 		 * recorded now, not when it returns, or a caller serving GP
 		 * after GP would start a new deferral at every kick. */
@@ -696,7 +696,7 @@ static void rcu_gp_sleep_until(long target)
 	}
 	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
 	if (was_online)
-		trcu_internal_qsbr_online(drv);
+		rcu_internal_qsbr_online(drv);
 }
 
 /* Sleep until the tick boundary `ticks` ticks from now (jiffies-like). */
@@ -704,7 +704,7 @@ static void rcu_gp_sleep(long ticks)
 {
 	long tick = TUN(tick_us) * 1000L;
 
-	rcu_gp_sleep_until((trcu_now_ns() / tick + ticks) * tick);
+	rcu_gp_sleep_until((sys_now_ns() / tick + ticks) * tick);
 }
 
 static void cpu_relax(void)
@@ -734,7 +734,7 @@ static void rcu_gp_holdout_wait(long spin_until_ns)
 {
 	if (rcu_exp_pending())
 		rcu_state.expedited = true;  /* an expedited caller joined */
-	if (trcu_now_ns() < spin_until_ns) {
+	if (sys_now_ns() < spin_until_ns) {
 		for (int i = 0; i < 32; i++)
 			cpu_relax();
 		return;
@@ -742,11 +742,11 @@ static void rcu_gp_holdout_wait(long spin_until_ns)
 	if (rcu_fqs_scan(true)) {
 		/* SB: ->need_qs stores before the holdouts' ->watching reread.
 		 * Pairs with the compiler barrier in trcu_read_unlock(). */
-		trcu_gp_mb();
+		sys_gp_mb();
 		return;   /* the caller rescans at once */
 	}
 	if (rcu_state.expedited)
-		rcu_gp_sleep_until(trcu_now_ns() + RCU_EXP_SLEEP_NS);
+		rcu_gp_sleep_until(sys_now_ns() + RCU_EXP_SLEEP_NS);
 	else
 		rcu_gp_sleep(TUN(jiffies_till_next_fqs));
 }
@@ -760,7 +760,7 @@ static bool rcu_gp_fqs_loop(bool resumed)
 
 	if (first > 0 && !rcu_state.expedited && !resumed)
 		rcu_gp_sleep(first);
-	spin_until = trcu_now_ns() + TUN(fqs_spin_us) * 1000L;
+	spin_until = sys_now_ns() + TUN(fqs_spin_us) * 1000L;
 	for (;;) {
 		if (rcu_root_qs_done())
 			return true;
@@ -768,7 +768,7 @@ static bool rcu_gp_fqs_loop(bool resumed)
 		if (rcu_root_qs_done())
 			return true;
 		if (rcu_gp_takeover_wanted()) {
-			TRCU_TRACE("yield", 0);
+			TRACE_RECORD("yield", 0);
 			return false;
 		}
 		rcu_check_stall();
@@ -790,13 +790,13 @@ static void rcu_gp_cleanup(void)
 	 * before this returns.  Pairs with the compiler barrier before the
 	 * store in trcu_read_unlock().  Skipped when every slot was seen even
 	 * and unchanged on both sides of the GP-start barrier, and on TSO
-	 * machines (TRCU_TSO), where the store cannot pass the section's loads.
+	 * machines (RCU_TSO), where the store cannot pass the section's loads.
 	 */
 	/* Signal handlers' emergency sections (src/thread.c) are not in
 	 * the tree: wait for the ones in progress now, after the GP start. */
 	rcu_emerg_readers_wait();
-	if (!TRCU_TSO && atomic_load_explicit(&rcu_state.gp_dirty_flag, memory_order_relaxed))
-		trcu_gp_mb();
+	if (!RCU_TSO && atomic_load_explicit(&rcu_state.gp_dirty_flag, memory_order_relaxed))
+		sys_gp_mb();
 	if (rcu_state.exp_at_init)
 		atomic_store_explicit(&rcu_state.exp_seq,
 				      rcu_seq_endval(atomic_load_explicit(&rcu_state.exp_seq,
@@ -805,11 +805,11 @@ static void rcu_gp_cleanup(void)
 	/* Release: pairs with the acquire loads in rcu_seq_done() callers:
 	 * whoever sees the GP ended sees every reader's section finished. */
 	atomic_store_explicit(&rcu_state.gp_seq, rcu_seq_endval(gps), memory_order_release);
-	TRCU_TRACE("gp_end", gps);
+	TRACE_RECORD("gp_end", gps);
 	atomic_fetch_add_explicit(&rcu_state.n_gp, 1, memory_order_relaxed);
 	/* Seed 004: wake this GP's synchronize_rcu() waiters. */
 	rcu_sr_normal_gp_cleanup();
-	TRCU_TRACE("sr_cleanup_done", 0);
+	TRACE_RECORD("sr_cleanup_done", 0);
 	if (rcu_state.sr_uncovered)   /* no wait head was free: another GP */
 		rcu_start_this_gp(rcu_seq_snap_val(rcu_seq_endval(gps)), NULL);
 }
@@ -854,7 +854,7 @@ static void rcu_wake_gp_waiters(bool all)
 	 * interval, never a hang. */
 	if (all || atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed) ||
 	    atomic_load_explicit(&rcu_state.nr_cb_waiters, memory_order_relaxed))
-		trcu_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
+		sys_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
 	else
 		atomic_fetch_add_explicit(&rcu_state.n_async_skip, 1, memory_order_relaxed);
 }
@@ -970,10 +970,10 @@ static bool rcu_gp_acquire_driver(bool takeover)
 	/* seq_cst: pairs with the driver's check in rcu_gp_sleep_until() after
 	 * its driver_sleeping store (the kick below wakes it). */
 	atomic_fetch_add_explicit(&rcu_state.takeover_req, 1, memory_order_seq_cst);
-	TRCU_TRACE("takeover_req", 0);
+	TRACE_RECORD("takeover_req", 0);
 	rcu_gp_kick_driver();
 	pthread_mutex_lock(&rcu_state.gp_mutex);
-	TRCU_TRACE("takeover_got", 0);
+	TRACE_RECORD("takeover_got", 0);
 	atomic_fetch_sub_explicit(&rcu_state.takeover_req, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&rcu_state.n_takeover, 1, memory_order_relaxed);
 	return true;
@@ -1052,9 +1052,9 @@ static void *rcu_gp_kthread(void *arg)
 
 	pthread_setname_np(pthread_self(), "trcu_gp");
 	/* The library's threads never act on a cancellation (internal.h). */
-	trcu_cancel_disable();
+	sys_cancel_disable();
 	if (trcu_register_thread())
-		trcu_die("GP kthread: cannot register: out of memory");
+		sys_die("GP kthread: cannot register: out of memory");
 	/* A QSBR-style slot, offline while idle: like a CPU running the
 	 * kernel's GP kthread, it is "watching" only while it runs. */
 	r->qsbr = true;
@@ -1067,7 +1067,7 @@ static void *rcu_gp_kthread(void *arg)
 	 * kthread started costs what it cost before
 	 * (tests/test_idle_gp_slots.c).
 	 */
-	trcu_enter_gp_wait(r);
+	rcu_enter_gp_wait(r);
 	for (;;) {
 		uint32_t v = atomic_load_explicit(&rcu_state.kthread_futex, memory_order_seq_cst);
 
@@ -1075,8 +1075,8 @@ static void *rcu_gp_kthread(void *arg)
 			break;
 		atomic_store_explicit(&rcu_state.kthread_sleeping, 1, memory_order_seq_cst);
 		if (!rcu_gp_needed()) {
-			trcu_futex_wait(&rcu_state.kthread_futex, v, -1);
-			TRCU_TRACE("kth_run", 0);
+			sys_futex_wait(&rcu_state.kthread_futex, v, -1);
+			TRACE_RECORD("kth_run", 0);
 			continue;
 		}
 		atomic_store_explicit(&rcu_state.kthread_sleeping, 0, memory_order_relaxed);
@@ -1088,7 +1088,7 @@ static void *rcu_gp_kthread(void *arg)
 
 			atomic_fetch_add_explicit(&rcu_state.nr_gp_waiters, 1, memory_order_seq_cst);
 			if (!rcu_gp_acquire_driver(false)) {
-				trcu_futex_wait(&rcu_state.gp_end_futex, e, rcu_async_wait_ns(&aw));
+				sys_futex_wait(&rcu_state.gp_end_futex, e, rcu_async_wait_ns(&aw));
 				atomic_fetch_sub_explicit(&rcu_state.nr_gp_waiters, 1,
 							  memory_order_relaxed);
 				continue;
@@ -1097,15 +1097,15 @@ static void *rcu_gp_kthread(void *arg)
 		}
 		/* Cleared before going online, set again after going offline,
 		 * both with gp_mutex held (the release and fence pairs of
-		 * trcu_enter_gp_wait()/trcu_exit_gp_wait()). */
-		trcu_exit_gp_wait(r, 0);
-		trcu_internal_qsbr_online(r);
+		 * rcu_enter_gp_wait()/rcu_exit_gp_wait()). */
+		rcu_exit_gp_wait(r, 0);
+		rcu_internal_qsbr_online(r);
 		while (rcu_gp_needed() &&
 		       !atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 			if (!rcu_gp_one(r, RCU_DRV_KTHREAD))
 				break;   /* a caller took the GP over */
-		trcu_internal_qsbr_offline(r);
-		trcu_enter_gp_wait(r);
+		rcu_internal_qsbr_offline(r);
+		rcu_enter_gp_wait(r);
 		pthread_mutex_unlock(&rcu_state.gp_mutex);
 	}
 	trcu_unregister_thread();
@@ -1121,7 +1121,7 @@ static void rcu_gp_kthread_wake(void)
 		pthread_mutex_lock(&kthread_start_lock);
 		if (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_relaxed)) {
 			if (rcu_kthread_create(&rcu_state.kthread, rcu_gp_kthread, NULL))
-				trcu_die("cannot start the GP kthread: %s", strerror(errno));
+				sys_die("cannot start the GP kthread: %s", strerror(errno));
 			/* Release pairs with the acquire above and in shutdown. */
 			atomic_store_explicit(&rcu_state.kthread_started, true,
 					      memory_order_release);
@@ -1131,9 +1131,9 @@ static void rcu_gp_kthread_wake(void)
 	/* seq_cst pairs with the kthread's store to ->kthread_sleeping followed
 	 * by its gp_seq_needed check. */
 	atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
-	TRCU_TRACE("kth_wake", atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_relaxed));
+	TRACE_RECORD("kth_wake", atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_relaxed));
 	if (atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_seq_cst))
-		trcu_futex_wake(&rcu_state.kthread_futex, 1);
+		sys_futex_wake(&rcu_state.kthread_futex, 1);
 }
 
 /*
@@ -1185,7 +1185,7 @@ static void rcu_gp_handoff(bool caller, bool self_sr)
 
 static bool rcu_wait_gp_spin(uint32_t v)
 {
-	long until = trcu_now_ns() + RCU_WAIT_SPIN_NS;
+	long until = sys_now_ns() + RCU_WAIT_SPIN_NS;
 
 	do {
 		for (int i = 0; i < 16; i++)
@@ -1194,7 +1194,7 @@ static bool rcu_wait_gp_spin(uint32_t v)
 		 * rcu_wake_gp_waiters(), as the futex path does. */
 		if (atomic_load_explicit(&rcu_state.gp_end_futex, memory_order_acquire) != v)
 			return true;
-	} while (trcu_now_ns() < until);
+	} while (sys_now_ns() < until);
 	return false;
 }
 
@@ -1330,15 +1330,15 @@ bool rcu_sync_key_same(const struct rcu_sync_key *k, const struct rcu_sync_key *
 
 void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns)
 {
-	long end = trcu_now_ns() + timeout_ns;
+	long end = sys_now_ns() + timeout_ns;
 	struct rcu_sync_key k;
 
 	while (rcu_sync_caller_pending(&k) && rcu_sync_key_same(&k, key)) {
-		long left = end - trcu_now_ns();
+		long left = end - sys_now_ns();
 
 		if (left <= 0)
 			return;
-		trcu_sleep_ns(left < RCU_SYNC_NAP_NS ? left : RCU_SYNC_NAP_NS);
+		sys_sleep_ns(left < RCU_SYNC_NAP_NS ? left : RCU_SYNC_NAP_NS);
 	}
 }
 
@@ -1407,7 +1407,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 {
 	struct rcu_thread *r = &rcu_thread_tls;
 	bool registered = rcu_thread_registered(r);
-	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
+	int was_online = registered ? rcu_enter_gp_wait(r) : 0;
 	struct rcu_async_wait aw = { 0, 0 };
 	bool drive;
 
@@ -1439,7 +1439,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 			if (ours)
 				rcu_gp_serve_waiters(registered ? r : NULL, kind);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
-			TRCU_TRACE("drv_unlock", ours);
+			TRACE_RECORD("drv_unlock", ours);
 			if (ours) {
 				rcu_gp_handoff(sync, false);
 				break;
@@ -1456,7 +1456,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 		 * waiter (!sync) is not woken by a caller that drives
 		 * (rcu_wake_gp_waiters()): it looks again sooner. */
 		if (!rcu_wait_gp_spin(v))
-			trcu_futex_wait(&rcu_state.gp_end_futex, v,
+			sys_futex_wait(&rcu_state.gp_end_futex, v,
 					!sync ? rcu_async_wait_ns(&aw) : RCU_WAIT_RECHECK_NS);
 		if (sync)
 			rcu_note_sync_resume();
@@ -1465,7 +1465,7 @@ static void rcu_wait_gp(unsigned long s, bool exp, bool sync)
 	if (sync)
 		rcu_sync_caller_exit();
 	if (registered)
-		trcu_exit_gp_wait(r, was_online);
+		rcu_exit_gp_wait(r, was_online);
 }
 
 /*
@@ -1477,11 +1477,11 @@ static void rcu_wait_gp_sr(void)
 {
 	struct rcu_thread *r = &rcu_thread_tls;
 	bool registered = rcu_thread_registered(r);
-	int was_online = registered ? trcu_enter_gp_wait(r) : 0;
+	int was_online = registered ? rcu_enter_gp_wait(r) : 0;
 	struct sr_node node;
 	unsigned long s, si;
 
-	TRCU_TRACE("sr_enter", 0);
+	TRACE_RECORD("sr_enter", 0);
 	rcu_sync_caller_enter();
 	rcu_sr_normal_add_req(&node);
 	/* Full barrier (in rcu_gp_snap): the caller's updates and the node's
@@ -1502,7 +1502,7 @@ static void rcu_wait_gp_sr(void)
 		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 			drive = takeover = true;
 		if (drive && rcu_gp_acquire_driver(takeover)) {
-			TRCU_TRACE("sr_drive", 0);
+			TRACE_RECORD("sr_drive", 0);
 			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
 				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);
 			pthread_mutex_unlock(&rcu_state.gp_mutex);
@@ -1519,7 +1519,7 @@ static void rcu_wait_gp_sr(void)
 		 * GPs itself could hang process exit behind a reader).  The
 		 * timer this arms costs a few % of calls/s with 64 callers on a
 		 * 2-CPU machine; not hanging comes first. */
-		TRCU_TRACE("sr_wait", drive);
+		TRACE_RECORD("sr_wait", drive);
 		if (rcu_sr_wait_timeout(&node, RCU_WAIT_RECHECK_NS))
 			break;
 		rcu_note_sync_resume();
@@ -1537,17 +1537,17 @@ static void rcu_wait_gp_sr(void)
 	if (!rcu_seq_done(s))
 		rcu_gp_kthread_wake();
 	rcu_sync_caller_exit();
-	TRCU_TRACE("sr_ret", 0);
+	TRACE_RECORD("sr_ret", 0);
 	if (registered)
-		trcu_exit_gp_wait(r, was_online);
+		rcu_exit_gp_wait(r, was_online);
 }
 
 void trcu_synchronize_rcu(void)
 {
 	unsigned long s;
 
-	trcu_check_blocking_allowed("synchronize_rcu()");
-	trcu_init();
+	rcu_check_blocking_allowed("synchronize_rcu()");
+	rcu_init();
 	switch (TUN(normal_wake_from_gp)) {
 	case 0:
 		/* Not from a callback: the wake-up callback would be queued
@@ -1577,8 +1577,8 @@ void trcu_synchronize_rcu_expedited(void)
 {
 	unsigned long s;
 
-	trcu_check_blocking_allowed("synchronize_rcu_expedited()");
-	trcu_init();
+	rcu_check_blocking_allowed("synchronize_rcu_expedited()");
+	rcu_init();
 	atomic_fetch_add_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
 	/* Full barrier, as in trcu_synchronize_rcu(). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -1621,7 +1621,7 @@ void rcu_gp_request_async(unsigned long s)
 
 unsigned long trcu_get_state_synchronize_rcu(void)
 {
-	trcu_init();
+	rcu_init();
 	/* Full barrier: updates before the cookie are covered by its GP. */
 	atomic_thread_fence(memory_order_seq_cst);
 	return rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
@@ -1654,7 +1654,7 @@ unsigned long trcu_start_poll_synchronize_rcu(void)
 
 bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 {
-	trcu_init();
+	rcu_init();
 	if (cookie == TRCU_GET_STATE_COMPLETED ||
 	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
 				   cookie)) {
@@ -1679,7 +1679,7 @@ unsigned long trcu_get_completed_synchronize_rcu(void)
 
 void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 {
-	trcu_init();
+	rcu_init();
 	/* Full barrier, as in trcu_get_state_synchronize_rcu(). */
 	atomic_thread_fence(memory_order_seq_cst);
 	rgosp->rgos_norm = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq,
@@ -1698,7 +1698,7 @@ void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 
 bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 {
-	trcu_init();
+	rcu_init();
 	if (rgosp->rgos_norm == TRCU_GET_STATE_COMPLETED ||
 	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
 				   rgosp->rgos_norm) ||
@@ -1732,7 +1732,7 @@ bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
 
 unsigned long trcu_gp_seq(void)
 {
-	trcu_init();
+	rcu_init();
 	return atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire);
 }
 
@@ -1742,16 +1742,16 @@ unsigned long trcu_gp_seq(void)
  * TREERCU_FORCE_FENCED=1, or when membarrier is refused. */
 static bool rcu_read_side_fenced(void)
 {
-	bool force = trcu_env_bool("TREERCU_FORCE_FENCED");
+	bool force = tun_env_bool("TREERCU_FORCE_FENCED");
 
 #ifdef TREERCU_FENCED
 	return true;
 #endif
 	if (force)
 		return true;
-	if (!trcu_membarrier_register())
+	if (!sys_membarrier_register())
 		return false;
-	trcu_warn("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) refused: using the fenced "
+	sys_warn("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) refused: using the fenced "
 		  "read side (a full fence per rcu_read_lock/unlock)");
 	return true;
 }
@@ -1786,7 +1786,7 @@ static void rcu_exit_handler(void)
 	/* Quiescent while it waits, as in synchronize_rcu(): an online QSBR
 	 * thread returning from main() would hold up the grace periods. */
 	registered = rcu_thread_registered(r);
-	was = registered ? trcu_enter_gp_wait(r) : 0;
+	was = registered ? rcu_enter_gp_wait(r) : 0;
 	if (!rcu_nocb_exit_drain(TUN(exit_wait_ms) * 1000000L)) {
 		char why[128];
 
@@ -1795,12 +1795,12 @@ static void rcu_exit_handler(void)
 		rcu_nocb_exit_report(why);
 	}
 	if (registered)
-		trcu_exit_gp_wait(r, was);
+		rcu_exit_gp_wait(r, was);
 }
 
 static void rcu_init_once(void)
 {
-	trcu_tunables_init();
+	tun_init();
 	atomic_store_explicit(&rcu_state.gp_seq, RCU_SEQ_INIT, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.gp_seq_needed, RCU_SEQ_INIT, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.exp_seq, RCU_SEQ_INIT, memory_order_relaxed);
@@ -1811,12 +1811,12 @@ static void rcu_init_once(void)
 	atomic_store_explicit(&rcu_state.tree,
 			      rcu_tree_build_first((int)TUN(fanout), (int)TUN(fanout_leaf)),
 			      memory_order_release);
-	trcu_thread_init();
+	rcu_thread_init();
 	atexit(rcu_exit_handler);
-	trcu_fork_register();
+	fork_register();
 }
 
-void trcu_init(void)
+void rcu_init(void)
 {
 	/* A signal handler that interrupts the init on this thread must not
 	 * enter pthread_once() again: ->busy sends its sections to the
@@ -1830,7 +1830,7 @@ void trcu_get_stats(struct trcu_stats *st)
 {
 	struct rcu_tree *t;
 
-	trcu_init();
+	rcu_init();
 	t = rcu_tree();
 	memset(st, 0, sizeof(*st));
 	st->gp_completed = atomic_load_explicit(&rcu_state.n_gp, memory_order_relaxed);
@@ -1937,7 +1937,7 @@ void rcu_fork_child(void)
 	atomic_store_explicit(&rcu_state.sync_resume_seq,
 			      atomic_load_explicit(&rcu_state.sync_wake_seq, memory_order_relaxed),
 			      memory_order_relaxed);
-	trcu_slots_fork_child(t);
+	rcu_slots_fork_child(t);
 	rcu_fork_child_needed(t);
 	gps = atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed);
 	/* A GP init cut short by the fork (before its gp_seq store) left only
@@ -1962,7 +1962,7 @@ void rcu_fork_child(void)
 		rcu_gp_init_tree(gps);
 		/* On arm64 the GP-end membarrier is then not skipped. */
 		atomic_store_explicit(&rcu_state.gp_dirty_flag, true, memory_order_relaxed);
-		rcu_state.gp_start_ns = trcu_now_ns();
+		rcu_state.gp_start_ns = sys_now_ns();
 		rcu_stall_reset();
 	}
 }
@@ -1984,7 +1984,7 @@ static void rcu_gp_kthread_join(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += TUN(stall_timeout_ms) / 1000 + 1;
 	if (pthread_timedjoin_np(rcu_state.kthread, NULL, &ts)) {
-		trcu_warn("shutdown: the GP kthread is still waiting for a reader after %ld s; "
+		sys_warn("shutdown: the GP kthread is still waiting for a reader after %ld s; "
 			  "not joined", TUN(stall_timeout_ms) / 1000 + 1);
 		pthread_detach(rcu_state.kthread);
 	}
@@ -1994,14 +1994,14 @@ static void __trcu_shutdown(void)
 {
 	struct rcu_thread *r = rcu_thread_self();
 
-	trcu_init();
+	rcu_init();
 	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 		return;
 	/* An online QSBR caller goes offline for good (it is unregistered
 	 * below): the callbacks' grace periods and the GP kthread's last one
 	 * must not wait for it. */
 	if (r->depth_bias && !rcu_section_depth())
-		trcu_internal_qsbr_offline(r);
+		rcu_internal_qsbr_offline(r);
 	/* Every callback runs before the GP kthread stops: the offload
 	 * threads still need grace periods. */
 	rcu_nocb_shutdown();
@@ -2009,7 +2009,7 @@ static void __trcu_shutdown(void)
 		return;
 	if (atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
 		atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
-		trcu_futex_wake(&rcu_state.kthread_futex, 1);
+		sys_futex_wake(&rcu_state.kthread_futex, 1);
 		rcu_gp_kthread_join();
 	}
 	trcu_unregister_thread();
@@ -2029,8 +2029,8 @@ static void __trcu_shutdown(void)
 
 void trcu_shutdown(void)
 {
-	int cs = trcu_cancel_disable();
+	int cs = sys_cancel_disable();
 
 	__trcu_shutdown();
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 }

@@ -18,14 +18,14 @@
 
 struct tunable {
 	const char *name;
-	size_t off;        /* offset in struct trcu_tunables */
+	size_t off;        /* offset in struct tun_values */
 	long lo, hi;
 	long def;          /* treercu profile; -1: computed */
 	long kdef;         /* kernel profile; -1: computed */
 	bool reshape;      /* needs the rcu_node tree rebuilt */
 };
 
-#define T(n) #n, offsetof(struct trcu_tunables, n)
+#define T(n) #n, offsetof(struct tun_values, n)
 static const struct tunable tunables[] = {
 	{ T(early_report),           0, 1,         1,     1,     false },
 	{ T(drive_from_caller),      0, 1,         1,     0,     false },
@@ -80,7 +80,7 @@ static long kernel_fqs_jiffies(void)
 	return 3 + (ncpu > 0 ? ncpu : 1) / 256;
 }
 
-long trcu_usable_cpus(void)
+long tun_usable_cpus(void)
 {
 	cpu_set_t set;
 
@@ -98,13 +98,13 @@ long trcu_usable_cpus(void)
  * on 16 or fewer too, where it was measured (seeds 003, 64 callers against
  * liburcu: docs/benchmarks.md); the GP-end futex above, unmeasured there.
  */
-static long sync_path_for_cpus(enum trcu_profile p)
+static long sync_path_for_cpus(enum tun_profile p)
 {
-	long ncpu = trcu_usable_cpus();
+	long ncpu = tun_usable_cpus();
 
 	if (ncpu > 0 && ncpu <= 16)
 		return 1;
-	return p == TRCU_PROFILE_KERNEL ? 0 : 2;
+	return p == TUN_PROFILE_KERNEL ? 0 : 2;
 }
 
 /*
@@ -116,16 +116,16 @@ static long sync_path_for_cpus(enum trcu_profile p)
  */
 static long sr_drive_max_for_cpus(void)
 {
-	long ncpu = trcu_usable_cpus();
+	long ncpu = tun_usable_cpus();
 
 	return ncpu > 0 ? ncpu : 1;
 }
 
-static long computed_default(const struct tunable *t, enum trcu_profile p)
+static long computed_default(const struct tunable *t, enum tun_profile p)
 {
-	if (t->off == offsetof(struct trcu_tunables, normal_wake_from_gp))
+	if (t->off == offsetof(struct tun_values, normal_wake_from_gp))
 		return sync_path_for_cpus(p);
-	if (t->off == offsetof(struct trcu_tunables, sr_drive_max))
+	if (t->off == offsetof(struct tun_values, sr_drive_max))
 		return sr_drive_max_for_cpus();
 	return kernel_fqs_jiffies();
 }
@@ -135,13 +135,13 @@ static long profile_value(const char *name, int p)
 {
 	const struct tunable *t = tun_find(name);
 
-	return p == TRCU_PROFILE_KERNEL ? t->kdef : t->def;
+	return p == TUN_PROFILE_KERNEL ? t->kdef : t->def;
 }
 
-void trcu_tunables_apply_profile(enum trcu_profile p)
+void tun_apply_profile(enum tun_profile p)
 {
 	for (size_t i = 0; i < NR_TUNABLES; i++) {
-		long v = p == TRCU_PROFILE_KERNEL ? tunables[i].kdef : tunables[i].def;
+		long v = p == TUN_PROFILE_KERNEL ? tunables[i].kdef : tunables[i].def;
 
 		if (v < 0)
 			v = computed_default(&tunables[i], p);
@@ -170,19 +170,19 @@ static bool is_decimal(const char *text)
 
 /* Parse text as a decimal long in [lo, hi]; on error print why, naming the
  * variable and the accepted range, and return -1 (*out untouched). */
-long trcu_parse_long(const char *name, const char *text, long lo, long hi, long *out)
+long tun_parse_long(const char *name, const char *text, long lo, long hi, long *out)
 {
 	long v;
 
 	if (!is_decimal(text)) {
-		trcu_warn("%s=\"%s\" refused: not a decimal number (accepted: %ld..%ld)",
+		sys_warn("%s=\"%s\" refused: not a decimal number (accepted: %ld..%ld)",
 			  name, text, lo, hi);
 		return -1;
 	}
 	errno = 0;
 	v = strtol(text, NULL, 10);
 	if (errno == ERANGE || v < lo || v > hi) {
-		trcu_warn("%s=%s refused: out of range (accepted: %ld..%ld)",
+		sys_warn("%s=%s refused: out of range (accepted: %ld..%ld)",
 			  name, text, lo, hi);
 		return -1;
 	}
@@ -192,12 +192,12 @@ long trcu_parse_long(const char *name, const char *text, long lo, long hi, long 
 
 /* A boolean environment variable: unset reads 0; "0" or "1" read as
  * themselves; anything else is refused with a message and reads 0. */
-bool trcu_env_bool(const char *name)
+bool tun_env_bool(const char *name)
 {
 	const char *text = getenv(name);
 	long v = 0;
 
-	if (text && trcu_parse_long(name, text, 0, 1, &v))
+	if (text && tun_parse_long(name, text, 0, 1, &v))
 		v = 0;
 	return v != 0;
 }
@@ -214,32 +214,32 @@ static void env_name(char *buf, size_t len, const char *name)
 static int profile_from_name(const char *name)
 {
 	if (!strcmp(name, "treercu"))
-		return TRCU_PROFILE_TREERCU;
+		return TUN_PROFILE_TREERCU;
 	if (!strcmp(name, "kernel"))
-		return TRCU_PROFILE_KERNEL;
+		return TUN_PROFILE_KERNEL;
 	return -1;
 }
 
 /* Called once at init: profile first, then individual overrides. */
-void trcu_tunables_init(void)
+void tun_init(void)
 {
 	const char *prof = getenv("TREERCU_PROFILE");
-	int p = TRCU_PROFILE_TREERCU;
+	int p = TUN_PROFILE_TREERCU;
 	char env[64];
 
 	if (prof && (p = profile_from_name(prof)) < 0) {
-		trcu_warn("TREERCU_PROFILE=\"%s\" refused: unknown profile (accepted: treercu, kernel)",
+		sys_warn("TREERCU_PROFILE=\"%s\" refused: unknown profile (accepted: treercu, kernel)",
 			  prof);
-		p = TRCU_PROFILE_TREERCU;
+		p = TUN_PROFILE_TREERCU;
 	}
-	trcu_tunables_apply_profile((enum trcu_profile)p);
+	tun_apply_profile((enum tun_profile)p);
 	for (size_t i = 0; i < NR_TUNABLES; i++) {
 		const char *text;
 		long v;
 
 		env_name(env, sizeof(env), tunables[i].name);
 		text = getenv(env);
-		if (text && !trcu_parse_long(env, text, tunables[i].lo, tunables[i].hi, &v))
+		if (text && !tun_parse_long(env, text, tunables[i].lo, tunables[i].hi, &v))
 			atomic_store_explicit(tun_field(&tunables[i]), v, memory_order_relaxed);
 	}
 }
@@ -255,7 +255,7 @@ static int rcu_tree_reshape(long fanout, long fanout_leaf)
 	int ret = rcu_tree_prepare_locked(rcu_state.slot_hwm, (int)fanout, (int)fanout_leaf);
 
 	if (ret)
-		trcu_warn("fanout=%ld fanout_leaf=%ld refused: cannot build the rcu_node tree "
+		sys_warn("fanout=%ld fanout_leaf=%ld refused: cannot build the rcu_node tree "
 			  "for %d threads: %s", fanout, fanout_leaf, rcu_state.slot_hwm,
 			  strerror(errno));
 	return ret;
@@ -263,7 +263,7 @@ static int rcu_tree_reshape(long fanout, long fanout_leaf)
 
 static int set_fanout(const struct tunable *t, long value)
 {
-	bool leaf = t->off == offsetof(struct trcu_tunables, fanout_leaf);
+	bool leaf = t->off == offsetof(struct tun_values, fanout_leaf);
 	int ret;
 
 	rcu_busy_enter();   /* ofl_lock: see rcu_busy_enter() */
@@ -280,16 +280,16 @@ int trcu_set_tunable(const char *name, long value)
 {
 	const struct tunable *t;
 
-	trcu_init();
+	rcu_init();
 	t = name ? tun_find(name) : NULL;
 	if (!t) {
-		trcu_warn("trcu_set_tunable: unknown tunable \"%s\" (see docs/tunables.md)",
+		sys_warn("trcu_set_tunable: unknown tunable \"%s\" (see docs/tunables.md)",
 			  name ? name : "(null)");
 		errno = EINVAL;
 		return -1;
 	}
 	if (value < t->lo || value > t->hi) {
-		trcu_warn("trcu_set_tunable: %s=%ld refused: out of range (accepted: %ld..%ld)",
+		sys_warn("trcu_set_tunable: %s=%ld refused: out of range (accepted: %ld..%ld)",
 			  t->name, value, t->lo, t->hi);
 		errno = EINVAL;
 		return -1;
@@ -304,7 +304,7 @@ int trcu_get_tunable(const char *name, long *value)
 {
 	const struct tunable *t;
 
-	trcu_init();
+	rcu_init();
 	t = name ? tun_find(name) : NULL;
 	if (!t || !value) {
 		errno = EINVAL;
@@ -318,10 +318,10 @@ int trcu_set_profile(const char *name)
 {
 	int p;
 
-	trcu_init();
+	rcu_init();
 	p = name ? profile_from_name(name) : -1;
 	if (p < 0) {
-		trcu_warn("trcu_set_profile: unknown profile \"%s\" (accepted: treercu, kernel)",
+		sys_warn("trcu_set_profile: unknown profile \"%s\" (accepted: treercu, kernel)",
 			  name ? name : "(null)");
 		errno = EINVAL;
 		return -1;
@@ -336,7 +336,7 @@ int trcu_set_profile(const char *name)
 			return -1;   /* errno ENOMEM, nothing changed */
 		}
 	}
-	trcu_tunables_apply_profile((enum trcu_profile)p);
+	tun_apply_profile((enum tun_profile)p);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 	rcu_busy_exit();
 	return 0;

@@ -327,7 +327,7 @@ struct wq_state {
 	int nr_shutdown_fns;
 
 	/* A fork() child's threads (manager, workers, rescuers) are gone:
-	 * set by trcu_wq_fork_child(), cleared once wq_fork_respawn() has
+	 * set by wq_fork_child(), cleared once wq_fork_respawn() has
 	 * started them again. */
 	_Atomic bool fork_respawn;
 	/* Every thread's wq_owner record (wq_own()); owner_lock is a leaf. */
@@ -359,7 +359,7 @@ static __thread int thread_cpu_hint = -1;
 
 static uint64_t now_ns(void)
 {
-	return (uint64_t)trcu_now_ns();
+	return (uint64_t)sys_now_ns();
 }
 
 /* ---- Topology: real (sysfs) or described by TREERCU_WQ_TOPOLOGY ------------ */
@@ -478,10 +478,10 @@ static int topo_read_files(struct wq_topo *t);
  * none may act in there (internal.h). */
 static int topo_read_real(struct wq_topo *t)
 {
-	int cs = trcu_cancel_disable();
+	int cs = sys_cancel_disable();
 	int ret = topo_read_files(t);
 
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 	return ret;
 }
 
@@ -543,21 +543,21 @@ static int topo_parse(struct wq_topo *t, const char *what, const char *spec, int
 		errno = 0;
 		v = strtol(eq + 1, &end, 10);
 		if (end == eq + 1 || *end || errno || v < 1 || v > WQ_MAX_CPUS) {
-			trcu_warn("%s=\"%s\" refused: %s must be a number in 1..%d (accepted: %s)",
+			sys_warn("%s=\"%s\" refused: %s must be a number in 1..%d (accepted: %s)",
 				  what, spec, tok, WQ_MAX_CPUS, TOPO_FORM);
 			return -EINVAL;
 		}
 		*dst = v;
 	}
 	if (!cpus) {
-		trcu_warn("%s=\"%s\" refused: cpus=N is required (accepted: %s)", what, spec,
+		sys_warn("%s=\"%s\" refused: cpus=N is required (accepted: %s)", what, spec,
 			  TOPO_FORM);
 		return -EINVAL;
 	}
 	if (!llc)
 		llc = cpus;
 	if (cpus % smt || llc % smt || cpus % llc || (cpus / llc) % numa) {
-		trcu_warn("%s=\"%s\" refused: smt must divide llc, llc must divide cpus and "
+		sys_warn("%s=\"%s\" refused: smt must divide llc, llc must divide cpus and "
 			  "numa must divide the number of LLCs (cpus/llc) (accepted: %s)",
 			  what, spec, TOPO_FORM);
 		return -EINVAL;
@@ -578,7 +578,7 @@ static int topo_parse(struct wq_topo *t, const char *what, const char *spec, int
 	return 0;
 
 bad_form:
-	trcu_warn("%s=\"%s\" refused: not of the form %s", what, spec, TOPO_FORM);
+	sys_warn("%s=\"%s\" refused: not of the form %s", what, spec, TOPO_FORM);
 	return -EINVAL;
 }
 
@@ -711,14 +711,14 @@ static int topo_init_locked(void)
 
 	if (wq_state.topo_set)
 		return 0;
-	if (senv && trcu_parse_long("TREERCU_WQ_CACHE_SHARD_SIZE", senv, 1, WQ_MAX_CPUS, &shard))
+	if (senv && tun_parse_long("TREERCU_WQ_CACHE_SHARD_SIZE", senv, 1, WQ_MAX_CPUS, &shard))
 		shard = 8;
 	if (wq_state.topo_spec) {
 		ret = topo_parse(t, "trcu_wq_set_topology", wq_state.topo_spec, (int)shard);
 	} else if (env && *env && strcmp(env, "real")) {
 		ret = topo_parse(t, "TREERCU_WQ_TOPOLOGY", env, (int)shard);
 		if (ret == -EINVAL)
-			trcu_warn("TREERCU_WQ_TOPOLOGY ignored: using the machine's topology");
+			sys_warn("TREERCU_WQ_TOPOLOGY ignored: using the machine's topology");
 	}
 	if (ret == -EINVAL || ret == -1) {
 		topo_free(t);
@@ -745,7 +745,7 @@ static long env_long(const char *name, long lo, long hi, long dfl)
 
 	if (!v || !*v)
 		return dfl;
-	if (trcu_parse_long(name, v, lo, hi, &out))
+	if (tun_parse_long(name, v, lo, hi, &out))
 		return dfl;
 	return out;
 }
@@ -780,7 +780,7 @@ static void tunables_init_locked(void)
 			if (!strcmp(scope, affn_names[i]))
 				s = i;
 		if (s < 0)
-			trcu_warn("TREERCU_WQ_AFFINITY_SCOPE=\"%s\" refused (accepted: cpu, smt, "
+			sys_warn("TREERCU_WQ_AFFINITY_SCOPE=\"%s\" refused (accepted: cpu, smt, "
 				  "cache, cache_shard, numa, system)", scope);
 		else
 			atomic_store_explicit(&wq_state.default_scope, s, memory_order_relaxed);
@@ -825,20 +825,20 @@ static void wq_atexit(void)
 {
 	long n, end_ns;
 
-	trcu_init();
+	rcu_init();
 	if (current_worker) {
 		/* The item that called exit() is counted in flight. */
 		n = wq_count_in_flight() - 1;
 		if (n > 0)
-			trcu_warn("exit: %ld work item%s not run: exit() was called from a work item",
+			sys_warn("exit: %ld work item%s not run: exit() was called from a work item",
 				  n, n == 1 ? "" : "s");
 		return;
 	}
-	end_ns = trcu_now_ns() + TUN(exit_wait_ms) * 1000000L;
-	while ((n = wq_count_in_flight()) > 0 && trcu_now_ns() < end_ns)
-		trcu_sleep_ns(1000000L);
+	end_ns = sys_now_ns() + TUN(exit_wait_ms) * 1000000L;
+	while ((n = wq_count_in_flight()) > 0 && sys_now_ns() < end_ns)
+		sys_sleep_ns(1000000L);
 	if (n > 0) {
-		trcu_warn("exit: %ld work item%s not run: still queued or running after %ld ms "
+		sys_warn("exit: %ld work item%s not run: still queued or running after %ld ms "
 			  "(one keeps re-queueing itself?)", n, n == 1 ? "" : "s", TUN(exit_wait_ms));
 		return;
 	}
@@ -857,7 +857,7 @@ static int wq_init_locked(void)
 	if (!wq_state.atexit_done) {
 		wq_state.atexit_done = true;
 		atexit(wq_atexit);
-		trcu_fork_register();
+		fork_register();
 	}
 	wq_state.inited = true;
 	return 0;
@@ -937,7 +937,7 @@ static void wake_worker(struct worker *w)
 	if (!w)
 		return;
 	if (atomic_exchange_explicit(&w->wake, 1, memory_order_acq_rel) == 0) {
-		trcu_futex_wake(&w->wake, 1);
+		sys_futex_wake(&w->wake, 1);
 		atomic_fetch_add_explicit(&w->pool->n_wakeups, 1, memory_order_relaxed);
 	}
 }
@@ -946,14 +946,14 @@ static void worker_sleep(struct worker *w)
 {
 	/* Acquire: pairs with the exchange in wake_worker(). */
 	while (atomic_load_explicit(&w->wake, memory_order_acquire) == 0)
-		trcu_futex_wait(&w->wake, 0, -1);
+		sys_futex_wait(&w->wake, 0, -1);
 }
 
 static void wake_manager(void)
 {
 	/* Release: pairs with the manager's acquire load of mgr_futex. */
 	atomic_fetch_add_explicit(&wq_state.mgr_futex, 1, memory_order_release);
-	trcu_futex_wake(&wq_state.mgr_futex, 1);
+	sys_futex_wake(&wq_state.mgr_futex, 1);
 }
 
 /* ---- Worker flags and the idle list (pool->lock held) ----------------------------- */
@@ -1192,7 +1192,7 @@ static bool pwq_dec_nr_in_flight(struct pool_workqueue *pwq, int color, bool act
 		 * flush_workqueue()). */
 		if (atomic_fetch_sub_explicit(&wq->nr_pwqs_to_flush, 1, memory_order_acq_rel) == 1) {
 			atomic_store_explicit(&wq->flush_done, 1, memory_order_release);
-			trcu_futex_wake(&wq->flush_done, 1);
+			sys_futex_wake(&wq->flush_done, 1);
 		}
 	}
 	return activated;
@@ -1221,7 +1221,7 @@ static void insert_work(struct pool_workqueue *pwq, struct trcu_work *work,
  * (between test_and_set_pending() or a grab and the insertion, arming or
  * release): a fork() child drops the pending state of the items the
  * parent's threads held so, which nothing else would ever clear there
- * (trcu_wq_fork_child()).  Per thread, so the queueing path shares no
+ * (wq_fork_child()).  Per thread, so the queueing path shares no
  * cache line for it.  Set before the ownership is taken and cleared after
  * it is given up, under the lock (pool, timer) that makes it visible, or
  * before the call returns; the item is alive all that time (a pending item
@@ -1454,7 +1454,7 @@ static void process_one_work(struct worker *w, struct trcu_work *work)
 	fn = w->current_func;
 	fn(work);   /* @work may be freed or re-queued from here on */
 	if (TRCU_UNLIKELY(wq_forked_here))
-		trcu_die("fork() from a work item: the child returned from the item into the "
+		sys_die("fork() from a work item: the child returned from the item into the "
 			 "workqueue; such a child may only exec or _exit");
 
 	pthread_mutex_lock(&pool->lock);
@@ -1533,7 +1533,7 @@ static void *worker_thread(void *arg)
 
 	current_worker = w;
 	/* A work item that cancels its worker must not end it (internal.h). */
-	trcu_cancel_disable();
+	sys_cancel_disable();
 	worker_sleep(w);   /* until create_worker() kicks it */
 	pthread_mutex_lock(&pool->lock);
 	for (;;) {
@@ -1650,7 +1650,7 @@ static void send_mayday(struct pool_workqueue *pwq)
 	pthread_mutex_unlock(&wq->mayday_lock);
 	/* Release: pairs with the rescuer's acquire load before it sleeps. */
 	atomic_fetch_add_explicit(&wq->rescuer_wake, 1, memory_order_release);
-	trcu_futex_wake(&wq->rescuer_wake, 1);
+	sys_futex_wake(&wq->rescuer_wake, 1);
 }
 
 /* Run @pwq's works from its pool's worklist on the rescuer. */
@@ -1684,7 +1684,7 @@ static void *rescuer_thread(void *arg)
 	struct trcu_workqueue *wq = r->rescue_wq;
 
 	current_worker = r;
-	trcu_cancel_disable();   /* as worker_thread() */
+	sys_cancel_disable();   /* as worker_thread() */
 	for (;;) {
 		/* Acquire: pairs with the release increment in send_mayday(). */
 		uint32_t seq = atomic_load_explicit(&wq->rescuer_wake, memory_order_acquire);
@@ -1703,7 +1703,7 @@ static void *rescuer_thread(void *arg)
 		pthread_mutex_unlock(&wq->mayday_lock);
 		if (atomic_load_explicit(&wq->rescuer_stop, memory_order_acquire))
 			break;
-		trcu_futex_wait(&wq->rescuer_wake, seq, -1);
+		sys_futex_wait(&wq->rescuer_wake, seq, -1);
 	}
 	current_worker = NULL;
 	return NULL;
@@ -1724,7 +1724,7 @@ static void wq_barrier_func(struct trcu_work *work)
 	 * may return (and reuse its stack) as soon as it sees it.  The futex
 	 * wake only passes the address to the kernel. */
 	atomic_store_explicit(&b->done, 1, memory_order_release);
-	trcu_futex_wake(&b->done, 1);
+	sys_futex_wake(&b->done, 1);
 }
 
 static bool is_barrier(struct trcu_work *work)
@@ -1756,7 +1756,7 @@ static void insert_wq_barrier(struct pool_workqueue *pwq, struct wq_barrier *b,
 static void wait_barrier(struct wq_barrier *b)
 {
 	while (!atomic_load_explicit(&b->done, memory_order_acquire))
-		trcu_futex_wait(&b->done, 0, -1);
+		sys_futex_wait(&b->done, 0, -1);
 }
 
 /* Queue a barrier behind the pending or running instance of @work. */
@@ -1800,12 +1800,12 @@ bool trcu_flush_work(struct trcu_work *work)
 	struct wq_barrier b;
 
 	if (!work) {
-		trcu_warn("trcu_flush_work: NULL work item");
+		sys_warn("trcu_flush_work: NULL work item");
 		errno = EINVAL;
 		return false;
 	}
 	if (own_function(work)) {
-		trcu_warn("trcu_flush_work: called from the work item's own function; it "
+		sys_warn("trcu_flush_work: called from the work item's own function; it "
 			  "cannot wait for itself (returning false)");
 		errno = EDEADLK;
 		return false;
@@ -2020,25 +2020,25 @@ struct trcu_workqueue *trcu_alloc_workqueue_scope(const char *name, unsigned int
 	struct trcu_workqueue *wq;
 
 	if (!name) {
-		trcu_warn("trcu_alloc_workqueue: NULL name");
+		sys_warn("trcu_alloc_workqueue: NULL name");
 		errno = EINVAL;
 		return NULL;
 	}
 	if (flags & ~TRCU_WQ_FLAGS_MASK) {
-		trcu_warn("trcu_alloc_workqueue(\"%s\"): unknown flags 0x%x (accepted: "
+		sys_warn("trcu_alloc_workqueue(\"%s\"): unknown flags 0x%x (accepted: "
 			  "TRCU_WQ_UNBOUND, TRCU_WQ_HIGHPRI, TRCU_WQ_MEM_RECLAIM)",
 			  name, flags & ~TRCU_WQ_FLAGS_MASK);
 		errno = EINVAL;
 		return NULL;
 	}
 	if (max_active < 0 || max_active > TRCU_WQ_MAX_ACTIVE) {
-		trcu_warn("trcu_alloc_workqueue(\"%s\"): max_active %d refused (accepted: 0..%d, "
+		sys_warn("trcu_alloc_workqueue(\"%s\"): max_active %d refused (accepted: 0..%d, "
 			  "0 = %d)", name, max_active, TRCU_WQ_MAX_ACTIVE, TRCU_WQ_DFL_ACTIVE);
 		errno = EINVAL;
 		return NULL;
 	}
 	if ((int)scope < TRCU_WQ_AFFN_DFL || scope >= TRCU_WQ_AFFN_NR) {
-		trcu_warn("trcu_alloc_workqueue(\"%s\"): affinity scope %d refused", name,
+		sys_warn("trcu_alloc_workqueue(\"%s\"): affinity scope %d refused", name,
 			  (int)scope);
 		errno = EINVAL;
 		return NULL;
@@ -2090,7 +2090,7 @@ struct trcu_workqueue *trcu_system_unbound_wq(void)
 static int wq_check(struct trcu_workqueue *wq, const char *fn)
 {
 	if (!wq) {
-		trcu_warn("%s: NULL workqueue", fn);
+		sys_warn("%s: NULL workqueue", fn);
 		return -EINVAL;
 	}
 	uint32_t magic = atomic_load_explicit(&wq->magic, memory_order_relaxed);
@@ -2098,12 +2098,12 @@ static int wq_check(struct trcu_workqueue *wq, const char *fn)
 	if (magic == WQ_MAGIC_DEAD) {
 		/* Said once per workqueue: a racing producer may call often. */
 		if (!atomic_exchange_explicit(&wq->warned_dead, true, memory_order_relaxed))
-			trcu_warn("%s: workqueue \"%s\" has been destroyed (refused; said once)",
+			sys_warn("%s: workqueue \"%s\" has been destroyed (refused; said once)",
 				  fn, wq->name);
 		return -ESHUTDOWN;
 	}
 	if (magic != WQ_MAGIC)
-		trcu_die("%s: %p is not a treercu workqueue (bad magic 0x%08x)", fn, (void *)wq,
+		sys_die("%s: %p is not a treercu workqueue (bad magic 0x%08x)", fn, (void *)wq,
 			 magic);
 	return 0;
 }
@@ -2140,7 +2140,7 @@ static void flush_workqueue_inner(struct trcu_workqueue *wq)
 	if (atomic_fetch_sub_explicit(&wq->nr_pwqs_to_flush, 1, memory_order_acq_rel) != 1) {
 		/* Acquire: pairs with the release store of flush_done. */
 		while (!atomic_load_explicit(&wq->flush_done, memory_order_acquire))
-			trcu_futex_wait(&wq->flush_done, 0, -1);
+			sys_futex_wait(&wq->flush_done, 0, -1);
 	}
 	pthread_mutex_unlock(&wq->flush_mutex);
 }
@@ -2152,7 +2152,7 @@ int trcu_flush_workqueue(struct trcu_workqueue *wq)
 	if (ret)
 		return ret == -ESHUTDOWN ? -EINVAL : ret;
 	if (is_chained_work(wq)) {
-		trcu_warn("trcu_flush_workqueue(\"%s\"): called from one of its own work items; "
+		sys_warn("trcu_flush_workqueue(\"%s\"): called from one of its own work items; "
 			  "it would wait for itself (refused)", wq->name);
 		return -EDEADLK;
 	}
@@ -2182,7 +2182,7 @@ static void drain_inner(struct trcu_workqueue *wq)
 		if (wq_is_empty(wq))
 			return;
 		if (n == 10 || n % 1000 == 0)
-			trcu_warn("workqueue \"%s\": still not empty after %u flushes while "
+			sys_warn("workqueue \"%s\": still not empty after %u flushes while "
 				  "draining (a work item keeps re-queueing itself?)", wq->name, n);
 	}
 }
@@ -2194,7 +2194,7 @@ int trcu_drain_workqueue(struct trcu_workqueue *wq)
 	if (ret)
 		return ret == -ESHUTDOWN ? -EINVAL : ret;
 	if (is_chained_work(wq)) {
-		trcu_warn("trcu_drain_workqueue(\"%s\"): called from one of its own work items; "
+		sys_warn("trcu_drain_workqueue(\"%s\"): called from one of its own work items; "
 			  "it would wait for itself (refused)", wq->name);
 		return -EDEADLK;
 	}
@@ -2220,14 +2220,14 @@ static void destroy_inner(struct trcu_workqueue *wq)
 	int n = cancel_timers_of(wq);
 
 	if (n)
-		trcu_warn("trcu_destroy_workqueue(\"%s\"): %d delayed work item%s still armed: "
+		sys_warn("trcu_destroy_workqueue(\"%s\"): %d delayed work item%s still armed: "
 			  "cancelled", wq->name, n, n == 1 ? "" : "s");
 	drain_inner(wq);
 	if (wq->rescuer) {
 		/* Release: pairs with the rescuer's acquire load of rescuer_stop. */
 		atomic_store_explicit(&wq->rescuer_stop, true, memory_order_release);
 		atomic_fetch_add_explicit(&wq->rescuer_wake, 1, memory_order_release);
-		trcu_futex_wake(&wq->rescuer_wake, 1);
+		sys_futex_wake(&wq->rescuer_wake, 1);
 		pthread_join(wq->rescuer->thread, NULL);
 		recycle_worker(wq->rescuer);
 		wq->rescuer = NULL;
@@ -2254,20 +2254,20 @@ static int __trcu_destroy_workqueue(struct trcu_workqueue *wq)
 	if (ret)
 		return -EINVAL;
 	if (is_chained_work(wq)) {
-		trcu_warn("trcu_destroy_workqueue(\"%s\"): called from one of its own work items "
+		sys_warn("trcu_destroy_workqueue(\"%s\"): called from one of its own work items "
 			  "(refused)", wq->name);
 		return -EDEADLK;
 	}
 	pthread_mutex_lock(&wq_state.mutex);
 	if (wq == wq_state.system_wq || wq == wq_state.system_unbound_wq) {
 		pthread_mutex_unlock(&wq_state.mutex);
-		trcu_warn("trcu_destroy_workqueue(\"%s\"): a system workqueue is destroyed only "
+		sys_warn("trcu_destroy_workqueue(\"%s\"): a system workqueue is destroyed only "
 			  "by trcu_wq_shutdown() (refused)", wq->name);
 		return -EINVAL;
 	}
 	if (wq->destroying) {
 		pthread_mutex_unlock(&wq_state.mutex);
-		trcu_warn("trcu_destroy_workqueue(\"%s\"): already being destroyed (refused)",
+		sys_warn("trcu_destroy_workqueue(\"%s\"): already being destroyed (refused)",
 			  wq->name);
 		return -EINVAL;
 	}
@@ -2282,10 +2282,10 @@ static int __trcu_destroy_workqueue(struct trcu_workqueue *wq)
 
 int trcu_destroy_workqueue(struct trcu_workqueue *wq)
 {
-	int cs = trcu_cancel_disable();
+	int cs = sys_cancel_disable();
 	int ret = __trcu_destroy_workqueue(wq);
 
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 	return ret;
 }
 
@@ -2297,7 +2297,7 @@ static bool check_queue_args(const char *fn, int cpu, struct trcu_workqueue *wq,
 	int ret;
 
 	if (!work || !work->func) {
-		trcu_warn("%s: %s", fn, work ? "work item has no function (not initialised?)"
+		sys_warn("%s: %s", fn, work ? "work item has no function (not initialised?)"
 					     : "NULL work item");
 		errno = EINVAL;
 		return false;
@@ -2308,7 +2308,7 @@ static bool check_queue_args(const char *fn, int cpu, struct trcu_workqueue *wq,
 		return false;
 	}
 	if (cpu < -1 || cpu >= wq_state.topo.nr_cpus) {
-		trcu_warn("%s: CPU %d out of range (0..%d, or -1 for the caller's)", fn, cpu,
+		sys_warn("%s: CPU %d out of range (0..%d, or -1 for the caller's)", fn, cpu,
 			  wq_state.topo.nr_cpus - 1);
 		errno = EINVAL;
 		return false;
@@ -2346,7 +2346,7 @@ bool trcu_queue_work_node(int node, struct trcu_workqueue *wq, struct trcu_work 
 				pick = c;
 	}
 	if (pick < 0) {
-		trcu_warn("trcu_queue_work_node: no CPU in NUMA node %d", node);
+		sys_warn("trcu_queue_work_node: no CPU in NUMA node %d", node);
 		errno = EINVAL;
 		return false;
 	}
@@ -2502,7 +2502,7 @@ static uint64_t fire_timers(uint64_t now)
 		pthread_mutex_unlock(&wq_state.timer_lock);
 		/* PENDING is ours now (the kernel's delayed_work_timer_fn()). */
 		if (!__queue_work(cpu, wq, &dw->work))
-			trcu_warn("delayed work dropped: workqueue \"%s\" is draining or destroyed",
+			sys_warn("delayed work dropped: workqueue \"%s\" is draining or destroyed",
 				  wq->name);
 		pthread_mutex_lock(&wq_state.timer_lock);
 	}
@@ -2537,7 +2537,7 @@ static int cancel_timers_of(struct trcu_workqueue *wq)
 static bool check_delay(const char *fn, uint64_t delay_us)
 {
 	if (delay_us > 365ull * 24 * 3600 * 1000000) {
-		trcu_warn("%s: delay %llu us refused (more than a year)", fn,
+		sys_warn("%s: delay %llu us refused (more than a year)", fn,
 			  (unsigned long long)delay_us);
 		errno = EINVAL;
 		return false;
@@ -2552,7 +2552,7 @@ bool trcu_queue_delayed_work_on(int cpu, struct trcu_workqueue *wq,
 	    !check_delay("trcu_queue_delayed_work", delay_us))
 		return false;
 	if (heap_reserve()) {
-		trcu_warn("trcu_queue_delayed_work: out of memory for the timer (refused)");
+		sys_warn("trcu_queue_delayed_work: out of memory for the timer (refused)");
 		errno = ENOMEM;
 		return false;
 	}
@@ -2644,7 +2644,7 @@ static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn)
 	int ret;
 
 	if (!work) {
-		trcu_warn("%s: NULL work item", fn);
+		sys_warn("%s: NULL work item", fn);
 		errno = EINVAL;
 		return false;
 	}
@@ -2661,7 +2661,7 @@ static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn)
 				return false;
 			/* Acquire: pairs with the release increment after a
 			 * cancel_sync let go of the item. */
-			trcu_futex_wait(&wq_state.cancel_seq, seq, 10000000);
+			sys_futex_wait(&wq_state.cancel_seq, seq, 10000000);
 			continue;
 		}
 		sched_yield();   /* in transit between owner and list */
@@ -2677,10 +2677,10 @@ static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn)
 	release_pending(work);
 	if (sync) {
 		atomic_fetch_add_explicit(&wq_state.cancel_seq, 1, memory_order_release);
-		trcu_futex_wake(&wq_state.cancel_seq, INT32_MAX);
+		sys_futex_wake(&wq_state.cancel_seq, INT32_MAX);
 	}
 	if (sync && self)
-		trcu_warn("%s: called from the work item's own function: the pending instance "
+		sys_warn("%s: called from the work item's own function: the pending instance "
 			  "(if any) is removed, but it cannot wait for itself", fn);
 	return ret == 1;
 }
@@ -2714,7 +2714,7 @@ bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq, struct trcu_de
 	    !check_delay("trcu_mod_delayed_work", delay_us))
 		return false;
 	if (heap_reserve()) {
-		trcu_warn("trcu_mod_delayed_work: out of memory for the timer (refused)");
+		sys_warn("trcu_mod_delayed_work: out of memory for the timer (refused)");
 		errno = ENOMEM;
 		return false;
 	}
@@ -2745,7 +2745,7 @@ bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
 	int cpu = -1;
 
 	if (!dw) {
-		trcu_warn("trcu_flush_delayed_work: NULL work item");
+		sys_warn("trcu_flush_delayed_work: NULL work item");
 		errno = EINVAL;
 		return false;
 	}
@@ -2758,7 +2758,7 @@ bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
 	}
 	pthread_mutex_unlock(&wq_state.timer_lock);
 	if (wq && !__queue_work(cpu, wq, &dw->work))
-		trcu_warn("trcu_flush_delayed_work: workqueue \"%s\" is draining or destroyed: "
+		sys_warn("trcu_flush_delayed_work: workqueue \"%s\" is draining or destroyed: "
 			  "item dropped", wq->name);
 	return trcu_flush_work(&dw->work);
 }
@@ -2938,7 +2938,7 @@ static bool pools_busy(void)
 
 static void *manager_thread(void *arg)
 {
-	trcu_cancel_disable();   /* as worker_thread() */
+	sys_cancel_disable();   /* as worker_thread() */
 	while (!atomic_load_explicit(&wq_state.mgr_stop, memory_order_acquire)) {
 		/* Acquire: pairs with the release increment in wake_manager(). */
 		uint32_t seq = atomic_load_explicit(&wq_state.mgr_futex, memory_order_acquire);
@@ -2967,7 +2967,7 @@ static void *manager_thread(void *arg)
 		now = now_ns();
 		timeout = next == UINT64_MAX ? -1 : (next > now ? (long)(next - now) : 0);
 		if (timeout)
-			trcu_futex_wait(&wq_state.mgr_futex, seq, timeout);
+			sys_futex_wait(&wq_state.mgr_futex, seq, timeout);
 		atomic_store_explicit(&wq_state.mgr_sleeping_long, false, memory_order_relaxed);
 	}
 	return NULL;
@@ -3005,7 +3005,7 @@ static int __trcu_wq_set_topology(const char *spec)
 	if (wq_state.wqs) {
 		pthread_mutex_unlock(&wq_state.mutex);
 		free(copy);
-		trcu_warn("trcu_wq_set_topology: workqueues exist; destroy them (or call "
+		sys_warn("trcu_wq_set_topology: workqueues exist; destroy them (or call "
 			  "trcu_wq_shutdown()) first (refused)");
 		return -EBUSY;
 	}
@@ -3021,10 +3021,10 @@ static int __trcu_wq_set_topology(const char *spec)
 
 int trcu_wq_set_topology(const char *spec)
 {
-	int cs = trcu_cancel_disable();
+	int cs = sys_cancel_disable();
 	int ret = __trcu_wq_set_topology(spec);
 
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 	return ret;
 }
 
@@ -3101,7 +3101,7 @@ int trcu_wq_set_thread_cpu(int cpu)
 	if (n < 0)
 		return n;   /* -ENOMEM */
 	if (cpu < -1 || cpu >= n) {
-		trcu_warn("trcu_wq_set_thread_cpu: CPU %d out of range (-1, 0..%d)", cpu, n - 1);
+		sys_warn("trcu_wq_set_thread_cpu: CPU %d out of range (-1, 0..%d)", cpu, n - 1);
 		return -EINVAL;
 	}
 	thread_cpu_hint = cpu;
@@ -3125,7 +3125,7 @@ static int set_tunable(const char *name, _Atomic unsigned int *dst, unsigned int
 {
 	tunables_init();
 	if (v < lo || v > hi) {
-		trcu_warn("%s: %u refused (accepted: %u..%u)", name, v, lo, hi);
+		sys_warn("%s: %u refused (accepted: %u..%u)", name, v, lo, hi);
 		return -EINVAL;
 	}
 	atomic_store_explicit(dst, v, memory_order_relaxed);
@@ -3153,7 +3153,7 @@ int trcu_wq_set_default_scope(enum trcu_wq_affn scope)
 {
 	tunables_init();
 	if ((int)scope <= TRCU_WQ_AFFN_DFL || scope >= TRCU_WQ_AFFN_NR) {
-		trcu_warn("trcu_wq_set_default_scope: scope %d refused (cpu..system)", (int)scope);
+		sys_warn("trcu_wq_set_default_scope: scope %d refused (cpu..system)", (int)scope);
 		return -EINVAL;
 	}
 	atomic_store_explicit(&wq_state.default_scope, scope, memory_order_relaxed);
@@ -3202,7 +3202,7 @@ int trcu_wq_at_shutdown(void (*fn)(void))
 	int ret = 0;
 
 	if (!fn) {
-		trcu_warn("trcu_wq_at_shutdown: NULL function (refused)");
+		sys_warn("trcu_wq_at_shutdown: NULL function (refused)");
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&wq_state.mutex);
@@ -3210,7 +3210,7 @@ int trcu_wq_at_shutdown(void (*fn)(void))
 		if (wq_state.shutdown_fns[i] == fn)
 			goto out;
 	if (wq_state.nr_shutdown_fns == WQ_SHUTDOWN_FNS_MAX) {
-		trcu_warn("trcu_wq_at_shutdown: %d functions registered already (refused)",
+		sys_warn("trcu_wq_at_shutdown: %d functions registered already (refused)",
 			  WQ_SHUTDOWN_FNS_MAX);
 		ret = -ENOSPC;
 		goto out;
@@ -3241,13 +3241,13 @@ static void wq_fork_lock_all(bool lock)
 	op(&wq_state.owner_lock);
 }
 
-void trcu_wq_fork_prepare(void)
+void wq_fork_prepare(void)
 {
 	pthread_mutex_lock(&wq_state.mutex);
 	wq_fork_lock_all(true);
 }
 
-void trcu_wq_fork_parent(void)
+void wq_fork_parent(void)
 {
 	wq_fork_lock_all(false);
 	pthread_mutex_unlock(&wq_state.mutex);
@@ -3333,7 +3333,7 @@ static void wq_fork_child_wq(struct trcu_workqueue *wq)
  * its first queueing (wq_fork_respawn()).  Forking from a work item is not
  * supported (the child's only thread would be a worker).
  */
-void trcu_wq_fork_child(void)
+void wq_fork_child(void)
 {
 	struct trcu_workqueue *lists[2] = { wq_state.wqs, wq_state.dead_wqs };
 
@@ -3400,7 +3400,7 @@ static void wq_fork_respawn(void)
 
 	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_acquire)))
 		return;
-	cs = trcu_cancel_disable();
+	cs = sys_cancel_disable();
 	pthread_mutex_lock(&wq_state.mutex);
 	if (!atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed))
 		goto out;
@@ -3424,7 +3424,7 @@ static void wq_fork_respawn(void)
 		atomic_store_explicit(&wq_state.fork_respawn, false, memory_order_release);
 out:
 	pthread_mutex_unlock(&wq_state.mutex);
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 }
 
 static void __trcu_wq_shutdown(void)
@@ -3434,7 +3434,7 @@ static void __trcu_wq_shutdown(void)
 	int nr_fns;
 
 	if (current_worker)
-		trcu_die("trcu_wq_shutdown() called from a workqueue thread (work item %p): it "
+		sys_die("trcu_wq_shutdown() called from a workqueue thread (work item %p): it "
 			 "would wait for itself", (void *)current_worker->current_work);
 	/* Notifiers first, while every handle is valid, and without
 	 * wq_state.mutex: they take their own locks, which may be held around
@@ -3542,8 +3542,8 @@ static void __trcu_wq_shutdown(void)
 
 void trcu_wq_shutdown(void)
 {
-	int cs = trcu_cancel_disable();
+	int cs = sys_cancel_disable();
 
 	__trcu_wq_shutdown();
-	trcu_cancel_restore(cs);
+	sys_cancel_restore(cs);
 }

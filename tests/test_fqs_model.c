@@ -19,7 +19,7 @@
  * not be inside a section that began before the barrier; with the
  * generation, before the driver stored the new one (on TSO a section that
  * loaded it sees every update that preceded the GP: rcu_watching_qs()), and
- * before the barrier where the rule for it is compiled out (TRCU_TSO 0).
+ * before the barrier where the rule for it is compiled out (RCU_TSO 0).
  * Liveness: a reader that is outside any section at two consecutive scans,
  * or that has finished the section it was in at the barrier, is reported by
  * the end.
@@ -50,7 +50,7 @@ static void run_case(unsigned steps, int nsteps, int pre_at, int mb_at, unsigned
 	bool in_sec = false, qs = false, dirty = false;
 	/* The section may hold pre-GP references: it began before the
 	 * barrier, and (generation rule) before the new generation. */
-	bool sec_pre = false, gen_rule = TRCU_TSO && gen_at >= 0;
+	bool sec_pre = false, gen_rule = RCU_TSO && gen_at >= 0;
 
 	memset(&leaf, 0, sizeof(leaf));
 	leaf.snap = snapbuf;

@@ -125,7 +125,7 @@ int main(void)
 	/* The default: one caller per CPU this process may use (after the
 	 * children: the library is initialised only now, in this process). */
 	CHECK_EQ(trcu_get_tunable("sr_drive_max", &def), 0);
-	CHECK_EQ(def, trcu_usable_cpus());
+	CHECK_EQ(def, tun_usable_cpus());
 	printf("sr_drive_max: ok\n");
 	return 0;
 }

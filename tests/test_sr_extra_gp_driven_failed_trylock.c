@@ -10,7 +10,7 @@
  * own GP done.  Nobody would drive the raised GP: the caller must wake the
  * GP kthread on its way out when its own request is not done.
  * Deterministic: wraps rcu_sr_normal_add_req, pthread_mutex_unlock and
- * trcu_futex_wait.
+ * sys_futex_wait.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -25,10 +25,10 @@
 
 void __real_rcu_sr_normal_add_req(struct sr_node *n);
 int __real_pthread_mutex_unlock(pthread_mutex_t *m);
-void __real_trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long t);
+void __real_sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, long t);
 void __wrap_rcu_sr_normal_add_req(struct sr_node *n);
 int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
-void __wrap_trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long t);
+void __wrap_sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, long t);
 
 static _Atomic int arm_a, a_pushed, go_a;
 static _Atomic int arm_u, u_held, go_u;
@@ -58,7 +58,7 @@ int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
 	return __real_pthread_mutex_unlock(m);
 }
 
-void __wrap_trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long t)
+void __wrap_sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, long t)
 {
 	if (addr == &rcu_state.gp_end_futex && atomic_load(&arm_w) &&
 	    atomic_exchange(&arm_w, 0)) {
@@ -66,7 +66,7 @@ void __wrap_trcu_futex_wait(_Atomic uint32_t *addr, uint32_t val, long t)
 		while (!atomic_load(&go_w))
 			usleep(50);
 	}
-	__real_trcu_futex_wait(addr, val, t);
+	__real_sys_futex_wait(addr, val, t);
 }
 
 static void cb(struct trcu_head *h) { (void)h; atomic_fetch_add(&ran, 1); }

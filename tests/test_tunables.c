@@ -81,7 +81,7 @@ int main(void)
 	expect_message(api_bad_profile, "unknown profile \"fast\"");
 
 	/* The CPUs this process may use (affinity), as the library counts. */
-	long ncpu = trcu_usable_cpus();
+	long ncpu = tun_usable_cpus();
 	bool small = ncpu > 0 && ncpu <= 16;
 
 	/* Profiles: the kernel's FQS delays at HZ=1000 are 3 jiffies here. */

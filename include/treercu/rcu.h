@@ -142,7 +142,7 @@ TRCU_API void trcu_unbalanced_unlock(struct trcu_reader *r) __attribute__((noret
  * trcu_read_lock: enter a read-side critical section.
  * Outermost entry makes ->watching odd.  The compiler barrier after the store
  * keeps the section's loads after it; the CPU ordering is supplied by the
- * grace-period driver's membarrier() (trcu_gp_mb() in src/tree.c), which
+ * grace-period driver's membarrier() (sys_gp_mb() in src/sys.c), which
  * pairs with this barrier.
  *
  * Async-signal-safe (docs/design.md, "Signal handlers"): a handler may run
@@ -184,7 +184,7 @@ static inline void trcu_read_lock(void)
 		__atomic_store_n(&r->watching, __atomic_load_n(&r->watching, __ATOMIC_RELAXED) | 1,
 				 __ATOMIC_RELAXED);
 #endif
-		/* Pairs with trcu_gp_mb() at GP start (membarrier). */
+		/* Pairs with sys_gp_mb() at GP start (membarrier). */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) != 0)) {
 		/* Nested, or an online QSBR thread. */
@@ -207,7 +207,7 @@ static inline void trcu_read_lock(void)
 /*
  * trcu_read_unlock: leave a read-side critical section.
  * The compiler barrier before the store keeps the section's accesses before
- * the store that makes ->watching even; it pairs with trcu_gp_mb() at GP end.
+ * the store that makes ->watching even; it pairs with sys_gp_mb() at GP end.
  * The barrier after it orders that store before the ->need_qs load: the
  * driver sets ->need_qs, runs membarrier(), then rereads ->watching, so
  * either it sees the even value or this load sees ->need_qs set (store
@@ -228,7 +228,7 @@ static inline void trcu_read_unlock(void)
 		/* Outermost, no flags. */
 		unsigned long w = __atomic_load_n(&r->watching, __ATOMIC_RELAXED);
 
-		/* Pairs with trcu_gp_mb() at GP end (membarrier). */
+		/* Pairs with sys_gp_mb() at GP end (membarrier). */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		__atomic_store_n(&r->nest_flags, 0, __ATOMIC_RELAXED);
 		/* Signal handlers: nesting 0 before ->watching even. */
@@ -365,11 +365,11 @@ static inline void trcu_quiescent_state(void)
 		trcu_quiescent_state_slow(r);
 		return;
 	}
-	/* Pairs with trcu_gp_mb() at GP end: earlier section before the store. */
+	/* Pairs with sys_gp_mb() at GP end: earlier section before the store. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&r->watching, w + 2, __ATOMIC_RELAXED);
 	/* Pairs with the driver's ->need_qs store + membarrier(), and with
-	 * trcu_gp_mb() at GP start for the next section. */
+	 * sys_gp_mb() at GP start for the next section. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (TRCU_UNLIKELY(__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED)))
 		trcu_report_qs_slow(r);

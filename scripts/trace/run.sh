@@ -8,7 +8,7 @@ k=${1:-100000}; n=${2:-200}; min=${3:-100}
 cmake -S . -B build-trace -DCMAKE_BUILD_TYPE=Release -DTREERCU_TRACE=ON -DTREERCU_WERROR=ON >/dev/null
 cmake --build build-trace -j "$(nproc)" --target treercu_internal >/dev/null
 # treercu_internal: the miniature marks its own events with the library's
-# internal trcu_trace(), which the installed libraries do not export.
+# internal trace_record(), which the installed libraries do not export.
 cc -O2 -Wall -Iinclude -Ibuild-trace/include scripts/trace/seeds004_ab.c -o build-trace/seeds004_ab \
    build-trace/libtreercu_internal.a -lpthread
 TREERCU_TRACE_FILE=build-trace/seeds004.trace build-trace/seeds004_ab "$k" "$n"

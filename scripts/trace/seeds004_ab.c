@@ -23,8 +23,8 @@
 #include <treercu/rcu.h>
 
 /* Present only in a TREERCU_TRACE build. */
-__attribute__((weak)) void trcu_trace(const char *ev, long arg);
-#define MARK(e, a) do { if (trcu_trace) trcu_trace(e, a); } while (0)
+__attribute__((weak)) void trace_record(const char *ev, long arg);
+#define MARK(e, a) do { if (trace_record) trace_record(e, a); } while (0)
 
 enum { H_IDLE, H_HOLD, H_HELD, H_CALLING, H_RELEASED, H_STOP };
 static int hstate;
