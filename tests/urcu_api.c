@@ -442,8 +442,12 @@ static void test_hash_table(void)
 	CHECK(count == HT_THREADS * HT_KEYS / 2, "%ld keys in the table, expected %d", count,
 	      HT_THREADS * HT_KEYS / 2);
 
-	/* An explicit resize takes the calling thread offline and back. */
+	/* An explicit resize waits for the table's resize worker, which waits
+	 * for a grace period: a QSBR caller must be offline meanwhile, or the
+	 * worker's grace period waits for it (liburcu-qsbr deadlocks too). */
+	rcu_thread_offline();
 	cds_lfht_resize(ht, 16);
+	rcu_thread_online();
 
 	rcu_read_lock();
 	cds_lfht_for_each(ht, &it, node) {
