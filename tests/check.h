@@ -5,6 +5,7 @@
 #define TREERCU_CHECK_H
 
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,24 @@
 			CHECK_FAIL_EXIT(); \
 		} \
 	} while (0)
+
+/* The step a test is in, named by check_hang_handler() when an alarm()
+ * set around that step fires. */
+static const char *check_phase __attribute__((unused)) = "start";
+
+/* SIGALRM handler for hang timeouts: names the step that hung and ends the
+ * process.  Only write() and strlen(), both async-signal-safe. */
+static inline void check_hang_handler(int sig)
+{
+	static const char pre[] = "HANG: ", post[] = " did not finish within the timeout\n";
+	const char *step = check_phase;
+
+	(void)sig;
+	(void)!write(2, pre, sizeof(pre) - 1);
+	(void)!write(2, step, strlen(step));
+	(void)!write(2, post, sizeof(post) - 1);
+	_exit(1);
+}
 
 /* Monotonic milliseconds, for bounded polling loops in tests. */
 static inline long check_now_ms(void)

@@ -20,19 +20,6 @@
 
 #include "check.h"
 
-static const char *phase = "start";
-
-static void on_alarm(int sig)
-{
-	char msg[160];
-	int n = snprintf(msg, sizeof(msg), "HANG: %s did not finish within the timeout\n", phase);
-
-	(void)sig;
-	if (write(2, msg, (size_t)n) < 0)
-		_exit(2);
-	_exit(1);
-}
-
 static atomic_bool hold, holding;
 /* call_started: the thread is about to make its call (set by it);
  * call_returned: the call returned.  Both are cleared by start_caller()
@@ -140,7 +127,7 @@ static void check_library_works(const char *after)
 	static struct rcu_head h;
 	int before = atomic_load(&cb_runs);
 
-	phase = after;
+	check_phase = after;
 	alarm(20);
 	synchronize_rcu();
 	synchronize_rcu_expedited();
@@ -174,36 +161,36 @@ int main(void)
 {
 	pthread_t t;
 
-	signal(SIGALRM, on_alarm);
+	signal(SIGALRM, check_hang_handler);
 	CHECK(trcu_set_tunable("stall_timeout_ms", 100) == 0);
 	/* Make the stall warnings quiet but still printed (fputs to stderr
 	 * is the cancellation point under test). */
 
 	/* 1. Cancelled while it drives a GP and prints stall warnings. */
-	phase = "synchronize_rcu() cancelled while stall-printing";
+	check_phase = "synchronize_rcu() cancelled while stall-printing";
 	alarm(30);
 	start_holder(&holder_t);
 	start_caller(&t, sync_caller);
-	cancel_inside(t, 300, release_holder, phase);
+	cancel_inside(t, 300, release_holder, check_phase);
 	check_library_works("synchronize_rcu() after a caller was cancelled while stall-printing");
 	printf("cancelled while stall-printing: call completed, then cancelled; GPs go on\n");
 
 	/* 2. Cancelled while it waits in synchronize_rcu() (no stall). */
 	CHECK(trcu_set_tunable("stall_timeout_ms", 60000) == 0);
-	phase = "synchronize_rcu() cancelled while waiting";
+	check_phase = "synchronize_rcu() cancelled while waiting";
 	alarm(30);
 	start_holder(&holder_t);
 	start_caller(&t, sync_caller);
-	cancel_inside(t, 50, release_holder, phase);
+	cancel_inside(t, 50, release_holder, check_phase);
 	check_library_works("synchronize_rcu() after a waiting caller was cancelled");
 	printf("cancelled in synchronize_rcu(): call completed, then cancelled; GPs go on\n");
 
 	/* 3. Cancelled while it waits in rcu_barrier(). */
-	phase = "rcu_barrier() cancelled while waiting";
+	check_phase = "rcu_barrier() cancelled while waiting";
 	alarm(30);
 	atomic_store(&cb_block, true);
 	start_caller(&t, barrier_caller);
-	cancel_inside(t, 50, release_cb, phase);
+	cancel_inside(t, 50, release_cb, check_phase);
 	check_library_works("rcu_barrier() after a waiting caller was cancelled");
 	printf("cancelled in rcu_barrier(): call completed, then cancelled; callbacks go on\n");
 
@@ -211,13 +198,13 @@ int main(void)
 	{
 		static struct rcu_head h[4];
 
-		phase = "rcu_barrier() after callbacks cancelled their offload thread";
+		check_phase = "rcu_barrier() after callbacks cancelled their offload thread";
 		alarm(30);
 		for (int i = 0; i < 4; i++)
 			call_rcu(&h[i], self_cancel_cb);
 		rcu_barrier();
 		CHECK_EQ(atomic_load(&self_cancel_runs), 4);
-		check_library_works(phase);
+		check_library_works(check_phase);
 		alarm(0);
 		printf("callbacks cancelling their offload thread: every callback ran\n");
 	}
@@ -228,7 +215,7 @@ int main(void)
 		static struct trcu_work w[4];
 
 		CHECK(wq);
-		phase = "work items after one cancelled its worker";
+		check_phase = "work items after one cancelled its worker";
 		alarm(30);
 		for (int i = 0; i < 4; i++) {
 			trcu_init_work(&w[i], self_cancel_work);

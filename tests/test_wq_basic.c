@@ -25,19 +25,6 @@ struct item {
 };
 
 static atomic_int overlap;
-static const char *phase = "start";
-
-static void on_alarm(int sig)
-{
-	char msg[160];
-	int n = snprintf(msg, sizeof(msg), "HANG: %s did not finish within the timeout\n", phase);
-
-	(void)sig;
-	if (write(2, msg, (size_t)n) < 0)
-		_exit(2);
-	_exit(1);
-}
-
 static void item_fn(struct trcu_work *w)
 {
 	struct item *it = (struct item *)((char *)w - offsetof(struct item, work));
@@ -60,7 +47,7 @@ static void basic_on(struct trcu_workqueue *wq, const char *what)
 	struct item it = { .wq = wq };
 	int n = 0;
 
-	phase = what;
+	check_phase = what;
 	TRCU_INIT_WORK(&it.work, item_fn);
 	CHECK(!trcu_work_pending(&it.work));
 	CHECK(!trcu_flush_work(&it.work));          /* idle: nothing to wait for */
@@ -148,7 +135,7 @@ int main(void)
 	struct trcu_wq_stats st;
 	char desc[256];
 
-	signal(SIGALRM, on_alarm);
+	signal(SIGALRM, check_hang_handler);
 	alarm(120);
 
 	/* a small virtual machine so every scope has several pods */
