@@ -8,14 +8,14 @@
 #      static and shared, and its own shared object links libtreercu.a;
 #   3. the same program built with `pkg-config --cflags --libs treercu`,
 #      shared and (--static) fully static;
-#   3b. tests/urcu_api.c, a liburcu program, built per flavor with
+#   3b. tests/api/urcu_api.c, a liburcu program, built per flavor with
 #      `pkg-config --cflags --libs treercu-urcu liburcu-cds` and run;
 #   4. a project using add_subdirectory(), and one using FetchContent, build
 #      their default target (treercu's tests and tool are not built there,
 #      and liburcu is not looked for);
 #   5. without liburcu, the library configures and builds (the tool is
 #      skipped), and TREERCU_BUILD_TOOLS=ON fails with a message naming it.
-# The consumer program (tests/consumer/app.c) also defines a global and a
+# The consumer program (tests/api/consumer/app.c) also defines a global and a
 # function named like library internals.
 # Usage: scripts/check-install.sh [WORKDIR]   (CC, CMAKE_GENERATOR honoured)
 # Exits 0 when every step passes; otherwise names the step that failed.
@@ -28,7 +28,7 @@ rm -rf "$work"
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 P=$work/prefix
-consumer=$src/tests/consumer
+consumer=$src/tests/api/consumer
 
 step() { echo "--- $*"; }
 fail() { echo "check-install: FAILED: $*" >&2; exit 1; }
@@ -100,7 +100,7 @@ if pkg-config --exists liburcu-cds; then
   echo "pkg-config treercu-urcu liburcu-cds: $pcu"
   for fl in MEMB QSBR BP; do
     # shellcheck disable=SC2086
-    "$cc" -Wall -Wextra -Werror -DURCU_API_TEST_$fl -o "$work/urcu-$fl" "$src/tests/urcu_api.c" \
+    "$cc" -Wall -Wextra -Werror -DURCU_API_TEST_$fl -o "$work/urcu-$fl" "$src/tests/api/urcu_api.c" \
       $pcu -Wl,-rpath,"$libdir" || fail "treercu-urcu consumer ($fl): build"
     "$work/urcu-$fl" || fail "treercu-urcu consumer ($fl): run"
   done

@@ -270,11 +270,11 @@ struct rcu_state {
 	_Atomic bool driver_yieldable;
 	_Atomic int takeover_req;        /* callers asking for that */
 	/* Tests only: run inside rcu_gp_init() between the seed-004 wait-head
-	 * push and the GP-start store (tests/test_sr_race.c). */
+	 * push and the GP-start store (tests/sync/test_sync_late_node_asks_next_gp.c). */
 	void (*test_gp_init_hook)(void);
 	/* Tests only: run by a thread's first call_rcu(), between its
 	 * check of the offload threads' stop and its push
-	 * (tests/test_shutdown_late_cb.c). */
+	 * (tests/process/test_shutdown_runs_late_callback.c). */
 	void (*test_first_cb_hook)(void);
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
 	_Atomic bool gp_root_done;       /* the root's qsmask emptied this GP */

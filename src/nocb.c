@@ -735,7 +735,7 @@ static void rdp_exit(void *arg)
 	atomic_store_explicit(&rdp->orphan, true, memory_order_release);
 	/* A later key destructor of this thread may call_rcu(): it gets a
 	 * new rcu_data, not this one, which the reaper may free from now on
-	 * (else a use after free; tests/test_rdp_exit_reuse.c). */
+	 * (else a use after free; tests/process/test_exit_destructor_gets_fresh_rdp.c). */
 	nocb_rdp = NULL;
 	nocb_wake(grp);
 }
@@ -857,7 +857,7 @@ static void nocb_pushback(struct rcu_data *rdp)
  * Run, after a grace period, the callbacks left on rdp's bypass list once
  * the offload threads are gone: a call_rcu() that saw ->stopping still
  * false may push after its group's thread made its last pass and exited
- * (tests/test_shutdown_late_cb.c; with normal_wake_from_gp=0 the callback
+ * (tests/process/test_shutdown_runs_late_callback.c; with normal_wake_from_gp=0 the callback
  * was a synchronize_rcu() caller's wake-up, and the caller hung).  The
  * exchange takes each callback exactly once, from the shutdown's sweep or
  * from its owner's own check.
@@ -945,7 +945,7 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	 * on the wakeme path (normal_wake_from_gp=0) would queue a callback,
 	 * come back here, and recurse until the stack ran out, for any call
 	 * made between the offload threads' stop and shutting_down (the
-	 * window is the offload threads' join).  tests/test_shutdown_wakeme.c.
+	 * window is the offload threads' join).  tests/process/test_shutdown_sync_returns_while_offload_stops.c.
 	 */
 	rcu_gp_wait_seq(rcu_gp_snap());
 	debug_rcu_head_unqueue(head);
@@ -1163,7 +1163,7 @@ static bool rcu_barrier_wait(long stuck_ns)
 		/* The shutdown ran every callback queued before it stopped the
 		 * offload threads, and sweeps up those pushed meanwhile: wait
 		 * for that sweep, not return while it still waits for their GP
-		 * (tests/test_shutdown_barrier.c).
+		 * (tests/process/test_shutdown_barrier_waits_for_sweep.c).
 		 * Acquire: pairs with the release after the sweep. */
 		while (!atomic_load_explicit(&nocb.swept, memory_order_acquire)) {
 			if (stuck_ns >= 0 && nocb_stuck(stuck_ns))

@@ -56,7 +56,7 @@ static struct {
 	struct sr_wait_head wait_heads[SR_NORMAL_GP_WAIT_HEAD_MAX];
 	struct trcu_work cleanup_work;
 	/* Under wq_lock, with wq_gone.  (_Atomic only because
-	 * tests/test_sr_states.c stores to it; relaxed under the lock.) */
+	 * tests/model/test_sync_list_states.c stores to it; relaxed under the lock.) */
 	_Atomic(struct trcu_workqueue *) sync_wq;
 	bool wq_gone;                             /* subsystem shut down: inline */
 	bool wq_notifier;                         /* sr_wq_shutdown() registered */

@@ -562,7 +562,7 @@ static void rcu_gp_init(void)
  * A snapshot taken before the GP-start membarrier ("pre") proves nothing
  * about sections that began around that barrier: against it only an even
  * value counts; an odd value becomes a post-barrier snapshot.  (Found by
- * tests/test_fqs_model.c: pre odd 3, then unlock+lock to 5 before the
+ * tests/model/test_fqs_model.c: pre odd 3, then unlock+lock to 5 before the
  * barrier, is a section that may hold pre-GP references.)
  */
 static bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool *dirty)
@@ -578,7 +578,7 @@ static bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool 
 	 * its own updates and a full barrier; TSO is multi-copy atomic and
 	 * keeps loads in order, so the section sees those updates: a
 	 * quiescent state for this GP, whether it began before the
-	 * GP-start membarrier or after (tests/test_fqs_model.c).  Clean: TSO
+	 * GP-start membarrier or after (tests/model/test_fqs_model.c).  Clean: TSO
 	 * skips the GP-end membarrier anyway.  A busy reader whose sections
 	 * follow each other is caught at the first scan instead of by
 	 * ->need_qs (without this rule, one such reader makes the scan wait
@@ -919,7 +919,7 @@ static bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind ki
 	 * ends at its first scan, before the loop looks, so a driver with
 	 * GP after GP to run never yielded and the requester, blocked in
 	 * pthread_mutex_lock(), could not even see its own GP end
-	 * (tests/test_takeover_starve.c; seeds 003: calls of 0.3-1.9 s).
+	 * (tests/sync/test_takeover_yields_between_gps.c; seeds 003: calls of 0.3-1.9 s).
 	 * seq_cst: pairs with the requester's increment before it blocks.
 	 */
 	if (!resumed && kind != RCU_DRV_CALLER &&
@@ -1065,7 +1065,7 @@ static void *rcu_gp_kthread(void *arg)
 	 * (rcu_early_report_leaf()) instead of scanning it and paying the
 	 * GP-end membarrier for it: an idle synchronize_rcu() after the
 	 * kthread started costs what it cost before
-	 * (tests/test_idle_gp_slots.c).
+	 * (tests/rcu/test_idle_gp_slots.c).
 	 */
 	rcu_enter_gp_wait(r);
 	for (;;) {
@@ -1312,7 +1312,7 @@ bool rcu_sync_caller_pending(struct rcu_sync_key *key)
  * situation per wake count, whatever GPs are requested meanwhile: a count
  * left stale (a wake counted for callers that had already returned) made
  * an offload thread nap before every batch, each GP moving gp_seq_needed
- * (tests/test_nocb_stale_wake.c: 9 naps in 8 batches, now 1).
+ * (tests/callbacks/test_nocb_defers_once_per_wake.c: 9 naps in 8 batches, now 1).
  */
 bool rcu_sync_key_same(const struct rcu_sync_key *k, const struct rcu_sync_key *old)
 {
@@ -1489,7 +1489,7 @@ static void rcu_wait_gp_sr(void)
 	s = rcu_gp_snap();
 	/* A GP whose init began may have pushed its wait head behind our node
 	 * without covering it: then ours is the next one.  seq_cst pairs with
-	 * the store in rcu_gp_init() (tests/test_sr_race.c). */
+	 * the store in rcu_gp_init() (tests/sync/test_sync_late_node_asks_next_gp.c). */
 	si = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.sr_init_seq, memory_order_seq_cst));
 	if (ULONG_CMP_LT(s, si))
 		s = si;
@@ -1515,7 +1515,7 @@ static void rcu_wait_gp_sr(void)
 		 * hand-off may race with our failed trylock; and trcu_shutdown()
 		 * may stop the kthread (or keep it from starting) before our
 		 * GP, which we then drive ourselves, having seen shutting_down
-		 * (tests/test_sr_shutdown.c; a shutdown that ran the pending
+		 * (tests/process/test_shutdown_releases_sync_waiters.c; a shutdown that ran the pending
 		 * GPs itself could hang process exit behind a reader).  The
 		 * timer this arms costs a few % of calls/s with 64 callers on a
 		 * 2-CPU machine; not hanging comes first. */
@@ -1531,8 +1531,8 @@ static void rcu_wait_gp_sr(void)
 	 * Nobody would drive it, and a later start_poll cookie naming it
 	 * would find it already requested: a polled cookie that never
 	 * completes (torture: "writer made no progress for 30 s").  The GP
-	 * kthread runs it (tests/test_sr_extra_gp_driven.c and
-	 * test_sr_extra_gp_driven_failed_trylock.c).
+	 * kthread runs it (tests/sync/test_sync_extra_request_driven.c and
+	 * test_sync_extra_request_driven_after_failed_trylock.c).
 	 */
 	if (!rcu_seq_done(s))
 		rcu_gp_kthread_wake();
@@ -1552,7 +1552,7 @@ void trcu_synchronize_rcu(void)
 	case 0:
 		/* Not from a callback: the wake-up callback would be queued
 		 * behind the one waiting for it, on the same offload thread
-		 * (tests/test_gp_wait_from_callback.c); the GP-end futex serves
+		 * (tests/callbacks/test_gp_wait_from_callback.c); the GP-end futex serves
 		 * that caller. */
 		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire) ||
 		    rcu_nocb_self())

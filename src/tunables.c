@@ -154,7 +154,7 @@ void tun_apply_profile(enum tun_profile p)
  * Is text a decimal number as docs/tunables.md defines it: an optional '-'
  * and digits, no leading zero (010 is neither 8 nor, silently, 10), no
  * spaces, no '+', no base prefix?  strtol(..., 0) alone would take 010 as
- * 8 and 0x10 as 16, and skip leading spaces (tests/test_tunable_syntax.c).
+ * 8 and 0x10 as 16, and skip leading spaces (tests/rcu/test_tunable_syntax.c).
  */
 static bool is_decimal(const char *text)
 {

@@ -68,7 +68,7 @@ if(NOT DEFINED TREERCU_INSTALL OR TREERCU_INSTALL)
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()
 
-# The two-way test: tests/urcu_api.c is written against liburcu's API and is
+# The two-way test: tests/api/urcu_api.c is written against liburcu's API and is
 # built against treercu's compat headers and, when liburcu is installed,
 # against liburcu itself, changing only the include path and libraries (what
 # `pkg-config treercu-urcu` vs `pkg-config liburcu` give), once per flavor.
@@ -86,7 +86,7 @@ if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
   foreach(flavor memb qsbr bp)
     string(TOUPPER ${flavor} FLAVOR)
     set(t treercu_test_urcu_api_${flavor})
-    add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/urcu_api.c)
+    add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_api.c)
     target_compile_definitions(${t} PRIVATE URCU_API_TEST_${FLAVOR})
     if(TREERCU_SANITIZE STREQUAL "thread")
       # ThreadSanitizer cannot start threads in the child of a
@@ -104,7 +104,7 @@ if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
     # normal build.
     if(TRCU_LIBURCU_${FLAVOR}_FOUND AND TREERCU_SANITIZE STREQUAL "")
       set(t treercu_test_urcu_api_${flavor}_on_liburcu)
-      add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/urcu_api.c)
+      add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_api.c)
       target_compile_definitions(${t} PRIVATE URCU_API_TEST_${FLAVOR})
       target_link_libraries(${t} PRIVATE PkgConfig::TRCU_LIBURCU_${FLAVOR} ${TRCU_URCU_CDS})
       add_test(NAME test_urcu_api_${flavor}_on_liburcu COMMAND ${t})

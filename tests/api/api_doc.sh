@@ -1,6 +1,6 @@
 #!/bin/sh
 # docs/api.md documents the whole public interface.  Fails, naming them, on
-#   - a symbol the libraries export (tests/abi/exported.txt, when the build
+#   - a symbol the libraries export (tests/api/abi/exported.txt, when the build
 #     has the list) that docs/api.md does not name;
 #   - a name the public headers define (a function, an inline function, a
 #     macro, an enumerator, a type; a class or function of rcu.hpp) that

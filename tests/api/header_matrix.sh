@@ -4,17 +4,17 @@
 # The public headers in a user's file, with every compiler, language and
 # standard a user may pick:
 #   - each header alone, all of them together in both orders, and
-#     tests/headers/use.c (every inline function and macro of the API), as C
+#     tests/api/headers/use.c (every inline function and macro of the API), as C
 #     (gcc, clang: -std=c11 -pedantic, -std=gnu11) and as C++ (g++, clang++:
 #     -std=c++17, -std=c++20, -pedantic), all with -Wall -Wextra -Werror
 #     -Wcast-qual -Wshadow -Wundef, with and without TREERCU_NO_SHORT_NAMES;
 #     the C++ headers (*.hpp) alone and after all the C ones, as C++;
 #   - beside liburcu's headers (when installed), in both orders, with
 #     TREERCU_NO_SHORT_NAMES; without it, liburcu first is refused with a
-#     message naming TREERCU_NO_SHORT_NAMES; tests/headers/beside_liburcu.c
+#     message naming TREERCU_NO_SHORT_NAMES; tests/api/headers/beside_liburcu.c
 #     linked with both libraries and run;
 #   - use.c linked with the library and run, as C and as C++;
-#   - tests/headers/readside.c compiled as C and as C++ by each compiler
+#   - tests/api/headers/readside.c compiled as C and as C++ by each compiler
 #     family at -O2: the two disassemblies must be identical.
 # A compiler that is not installed is skipped with a note (scripts/deps.sh
 # installs them all).  Exits 0 when everything passed, 1 otherwise, naming
@@ -90,7 +90,7 @@ f="$work/together_rev.c"
 for ((i = ${#headers[@]} - 1; i >= 0; i--)); do printf '#include <%s>\n' "${headers[i]}" >>"$f"; done
 printf 'int header_matrix_tu;\n' >>"$f"
 tus+=("$f")
-tus+=("$src/tests/headers/use.c")
+tus+=("$src/tests/api/headers/use.c")
 # C++ only: the C++ headers alone, and after every C header.
 cxx_tus=()
 for h in "$inc"/treercu/*.hpp; do
@@ -195,7 +195,7 @@ EOF
 	# One program, both libraries.
 	if [ -n "$lib" ] && [ -z "$sanitize" ]; then
 		ran=$((ran + 1))
-		if ! gcc -std=gnu11 "${warn[@]}" "${defs[@]}" -I"$inc" "$src/tests/headers/beside_liburcu.c" \
+		if ! gcc -std=gnu11 "${warn[@]}" "${defs[@]}" -I"$inc" "$src/tests/api/headers/beside_liburcu.c" \
 			"$lib" -Wl,-rpath,"$(dirname "$lib")" -lurcu-memb -lurcu-common -pthread \
 			-o "$work/beside_liburcu" >"$work/last.log" 2>&1; then
 			echo "FAIL: beside_liburcu.c does not build and link with both libraries:"
@@ -223,7 +223,7 @@ if [ -n "$lib" ] && [ -z "$sanitize" ]; then
 			exe="$work/use_${cc}_$names"
 			ran=$((ran + 1))
 			if ! "$cc" -x "$lang" -O2 "${warn[@]}" "${defs[@]}" "${nd[@]}" -I"$inc" \
-				-c "$src/tests/headers/use.c" -o "$exe.o" >"$work/last.log" 2>&1 ||
+				-c "$src/tests/api/headers/use.c" -o "$exe.o" >"$work/last.log" 2>&1 ||
 				! "$cc" "$exe.o" "$lib" -Wl,-rpath,"$libdir" -pthread -o "$exe" \
 				>>"$work/last.log" 2>&1; then
 				echo "FAIL: use.c ($cc, $names names) does not build and link:"
@@ -256,9 +256,9 @@ if have objdump; then
 			continue
 		fi
 		ran=$((ran + 1))
-		if ! "$cc" -x c -std=gnu11 -O2 "${defs[@]}" -I"$inc" -c "$src/tests/headers/readside.c" \
+		if ! "$cc" -x c -std=gnu11 -O2 "${defs[@]}" -I"$inc" -c "$src/tests/api/headers/readside.c" \
 			-o "$work/rs_c.o" >"$work/last.log" 2>&1 ||
-			! "$cxx" -x c++ -std=c++17 -O2 "${defs[@]}" -I"$inc" -c "$src/tests/headers/readside.c" \
+			! "$cxx" -x c++ -std=c++17 -O2 "${defs[@]}" -I"$inc" -c "$src/tests/api/headers/readside.c" \
 			-o "$work/rs_cxx.o" >>"$work/last.log" 2>&1; then
 			echo "FAIL: readside.c does not compile with $cc/$cxx:"
 			sed -n '1,12p' "$work/last.log"

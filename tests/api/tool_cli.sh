@@ -3,7 +3,7 @@
 # it accepts (meaning, then unit/range/default), --version works, a bad
 # option is refused by name with exit 2, every JSON output starts with the
 # provenance header, and files are written only where asked (--out, --png).
-# Usage: tests/tool_cli.sh PATH/TO/treercu
+# Usage: tests/api/tool_cli.sh PATH/TO/treercu
 set -u
 tool=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 fails=0

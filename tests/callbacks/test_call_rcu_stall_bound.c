@@ -6,7 +6,7 @@
  * returns, the thread's callbacks pile up until a grace period ends, and
  * the stall warning says how many wait.  Without a stall the push-back
  * still keeps the thread's pending callbacks bounded.  Each case runs in
- * its own process (tests/subproc.h) under a hard alarm.
+ * its own process (tests/common/subproc.h) under a hard alarm.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -9,7 +9,7 @@
  * re-queueing its own head, or a head reused after rcu_barrier()) is not
  * flagged.  Built against the debug-objects variant of the library in
  * every configuration; each case runs in its own process
- * (tests/subproc.h) under a hard alarm.
+ * (tests/common/subproc.h) under a hard alarm.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -156,15 +156,15 @@ int main(int argc, char **argv)
 
 	sp_child(argc, argv, scenarios);
 	alarm(300);
-	printf("test_cb_queued_twice: debug-objects library, each case in its own process\n");
+	printf("test_double_queue_reported: debug-objects library, each case in its own process\n");
 	ok &= expect_caught("in_row");
 	ok &= expect_caught("after_flush");
 	ok &= sp_expect_exit("reuse", NULL, 20, 0, NULL, 0);
 	if (!ok) {
-		printf("test_cb_queued_twice: FAILED\n");
+		printf("test_double_queue_reported: FAILED\n");
 		return 1;
 	}
-	printf("test_cb_queued_twice: a head queued twice is caught, named; re-use after its "
+	printf("test_double_queue_reported: a head queued twice is caught, named; re-use after its "
 	       "callback started is not flagged\n");
 	return 0;
 }

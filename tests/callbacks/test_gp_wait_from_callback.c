@@ -7,7 +7,7 @@
  * offload thread's own list, behind the callback waiting for it, would be
  * a silent hang.  rcu_barrier() from a callback would wait for itself: it
  * aborts with a message naming the problem.  Each case runs in its own
- * process (tests/subproc.h) under a hard alarm.
+ * process (tests/common/subproc.h) under a hard alarm.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>

@@ -48,6 +48,6 @@ int main(void)
 	printf("%d batches of %d callbacks after one stale wake count: %ld naps\n",
 	       ROUNDS, BATCH, b.nocb_defers - a.nocb_defers);
 	CHECK(b.nocb_defers - a.nocb_defers <= 1);
-	printf("test_nocb_stale_wake: OK\n");
+	printf("test_nocb_defers_once_per_wake: OK\n");
 	return 0;
 }

@@ -114,6 +114,6 @@ int main(void)
 	memset(A, 0, sizeof(A));
 	rcu_sr_normal_add_req(&A[0]);
 	CHECK(!rcu_sr_normal_gp_init());
-	printf("test_sr_states: OK\n");
+	printf("test_sync_list_states: OK\n");
 	return 0;
 }

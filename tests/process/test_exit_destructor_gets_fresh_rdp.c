@@ -58,7 +58,7 @@ int main(void)
 		rcu_barrier();
 		usleep(1000);
 	}
-	printf("test_rdp_exit_reuse: %d of 3 callbacks ran\n", atomic_load(&ran));
+	printf("test_exit_destructor_gets_fresh_rdp: %d of 3 callbacks ran\n", atomic_load(&ran));
 	CHECK_EQ(atomic_load(&ran), 3);
 	return 0;
 }

@@ -6,7 +6,7 @@
  * section, synchronize_rcu() behind it, a work item that keeps re-queueing
  * itself).  What cannot run at exit is skipped with one line on stderr
  * saying how many; pending callbacks still run at exit when grace periods
- * can end.  Each scenario runs in its own process (tests/subproc.h) under a
+ * can end.  Each scenario runs in its own process (tests/common/subproc.h) under a
  * hard alarm.
  */
 #define _GNU_SOURCE

@@ -90,7 +90,7 @@ static void at_exit(void)
 	finish_round("at exit, after the workqueue shut down");
 	trcu_get_stats(&st);
 	CHECK_EQ(st.sr_woken_direct + st.sr_woken_deferred, woken_before + NW);
-	printf("test_sr_exit_wq: OK (at exit: %d waiters returned; in all %ld woken by "
+	printf("test_exit_sync_waiters_woken_after_wq_freed: OK (at exit: %d waiters returned; in all %ld woken by "
 	       "the GP driver, %ld by cleanup)\n", NW, st.sr_woken_direct,
 	       st.sr_woken_deferred);
 	fflush(stdout);

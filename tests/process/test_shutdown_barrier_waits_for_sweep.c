@@ -35,7 +35,7 @@ int main(void)
 {
 	sw_hold_after_join_us = 200000;
 	shutdown_window_run(late_caller);
-	printf("test_shutdown_barrier: rcu_barrier() returned with the callback %s\n",
+	printf("test_shutdown_barrier_waits_for_sweep: rcu_barrier() returned with the callback %s\n",
 	       atomic_load(&ran_at_barrier) == 1 ? "run" : "NOT RUN YET");
 	CHECK_EQ(atomic_load(&ran_at_barrier), 1);
 	CHECK_EQ(atomic_load(&ran), 1);

@@ -34,7 +34,7 @@ int main(void)
 {
 	sw_hook_extra_us = 100000;
 	shutdown_window_run(caller);
-	printf("test_shutdown_insection: in-section callback %s, later one %s\n",
+	printf("test_shutdown_in_section_callback_runs_later: in-section callback %s, later one %s\n",
 	       atomic_load(&ran_b) ? "ran" : "NEVER RAN", atomic_load(&ran_c) ? "ran" : "NEVER RAN");
 	CHECK_EQ(atomic_load(&ran_c), 1);
 	CHECK_EQ(atomic_load(&ran_b), 1);

@@ -93,6 +93,6 @@ int main(int argc, char **argv)
 		CHECK(0);
 	}
 	CHECK(atomic_load(&returned));
-	printf("test_sr_shutdown (path %d): OK\n", path);
+	printf("test_shutdown_releases_sync_waiters (path %d): OK\n", path);
 	return 0;
 }

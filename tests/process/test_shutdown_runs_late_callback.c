@@ -36,7 +36,7 @@ int main(void)
 	end = check_now_ms() + 5000;
 	while (!atomic_load(&ran) && check_now_ms() < end)
 		usleep(1000);
-	printf("test_shutdown_late_cb: callback pushed after the offload threads exited %s\n",
+	printf("test_shutdown_runs_late_callback: callback pushed after the offload threads exited %s\n",
 	       atomic_load(&ran) ? "ran" : "NEVER RAN");
 	CHECK(atomic_load(&ran));
 	return 0;

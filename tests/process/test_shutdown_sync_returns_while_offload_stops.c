@@ -55,6 +55,6 @@ int main(void)
 	trcu_shutdown();
 	atomic_store(&stop, 1);
 	__real_pthread_join(q, NULL);
-	printf("test_shutdown_wakeme: OK, calls %ld\n", atomic_load(&calls));
+	printf("test_shutdown_sync_returns_while_offload_stops: OK, calls %ld\n", atomic_load(&calls));
 	return 0;
 }

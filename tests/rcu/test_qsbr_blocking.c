@@ -4,7 +4,7 @@
  * does: quiescent for the length of the wait, online again after.  Called
  * from the only registered thread, online in QSBR mode, each call returns
  * (the caller's own missing quiescent state held up rcu_barrier() for
- * good).  Each call runs in its own process (tests/subproc.h) under a hard
+ * good).  Each call runs in its own process (tests/common/subproc.h) under a hard
  * alarm, on each synchronize_rcu() path.
  */
 #define _GNU_SOURCE

@@ -97,6 +97,6 @@ int main(void)
 	one_path(1);
 	one_path(2);
 	trcu_unregister_thread();
-	printf("test_async_handoff: OK\n");
+	printf("test_sync_driver_leaves_async_sleepers: OK\n");
 	return 0;
 }

@@ -98,6 +98,6 @@ int main(void)
 	printf("polled cookie %s after %ld ms\n",
 	       poll_state_synchronize_rcu(c) ? "completed" : "NOT completed", check_now_ms() - t0);
 	CHECK(poll_state_synchronize_rcu(c));
-	printf("test_sr_extra_gp_driven: OK\n");
+	printf("test_sync_extra_request_driven: OK\n");
 	return 0;
 }

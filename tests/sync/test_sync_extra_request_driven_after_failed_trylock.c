@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Stranded gp_seq_needed, second way (the first:
- * test_sr_extra_gp_driven.c).  A
+ * test_sync_extra_request_driven.c).  A
  * list-path caller whose node was covered by the GP an offload thread drove
  * raises the next GP, fails its trylock while that offload thread still
  * holds gp_mutex (between GP end and unlock), and returns without having
@@ -145,6 +145,6 @@ int main(void)
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
 	CHECK(ULONG_CMP_GE(trcu_gp_seq(), atomic_load(&rcu_state.gp_seq_needed)));
-	printf("test_sr_extra_gp_driven_failed_trylock: OK\n");
+	printf("test_sync_extra_request_driven_after_failed_trylock: OK\n");
 	return 0;
 }

@@ -90,6 +90,6 @@ int main(void)
 	}
 	printf("  %ld synchronize_rcu() calls while switching paths\n", calls);
 	CHECK(calls > 0);
-	printf("test_sr_normal: OK\n");
+	printf("test_sync_list_wakes_all: OK\n");
 	return 0;
 }

@@ -109,6 +109,6 @@ int main(void)
 	synchronize_rcu();
 	run_path(1);
 	run_path(2);
-	printf("test_takeover_starve: OK\n");
+	printf("test_takeover_yields_between_gps: OK\n");
 	return 0;
 }

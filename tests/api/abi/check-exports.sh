@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The libraries export the documented API and nothing else.
-# tests/abi/exported.txt is that API, one symbol per line: every function
+# tests/api/abi/exported.txt is that API, one symbol per line: every function
 # and variable declared TRCU_API in include/treercu/*.h.  Fails on
 #   - a symbol exported by libtreercu.so (nm -D --defined-only) or global in
 #     libtreercu.a that the list does not have (an internal leaking out: a

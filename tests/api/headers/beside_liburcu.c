@@ -2,7 +2,7 @@
 /*
  * A program that uses liburcu (memb flavor) and treercu in one file and one
  * binary: with TREERCU_NO_SHORT_NAMES the short names are liburcu's and
- * treercu's are prefixed.  tests/header_matrix.sh builds it against both
+ * treercu's are prefixed.  tests/api/header_matrix.sh builds it against both
  * libraries (when liburcu is installed) and runs it.
  */
 #define TREERCU_NO_SHORT_NAMES

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The read side as a user's code expands it.  tests/header_matrix.sh
+ * The read side as a user's code expands it.  tests/api/header_matrix.sh
  * compiles this file as C and as C++ with the same compiler family and
  * options and requires the two disassemblies to be identical: the C++
  * spelling of the header (plain fields, __atomic builtins) must not cost

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A user's file: includes every public header and expands every inline
- * function and macro of the API.  tests/header_matrix.sh compiles it as C
+ * function and macro of the API.  tests/api/header_matrix.sh compiles it as C
  * and as C++ with each compiler and standard, with and without
  * TREERCU_NO_SHORT_NAMES, and links and runs it: it exits 0 when the calls
  * did what they say.
