@@ -269,13 +269,6 @@ struct rcu_state {
 	 * caller may take the GP over (rcu_gp_acquire_driver()). */
 	_Atomic bool driver_yieldable;
 	_Atomic int takeover_req;        /* callers asking for that */
-	/* Tests only: run inside rcu_gp_init() between the seed-004 wait-head
-	 * push and the GP-start store (tests/sync/test_sync_late_node_asks_next_gp.c). */
-	void (*test_gp_init_hook)(void);
-	/* Tests only: run by a thread's first call_rcu(), between its
-	 * check of the offload threads' stop and its push
-	 * (tests/process/test_shutdown_runs_late_callback.c). */
-	void (*test_first_cb_hook)(void);
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
 	_Atomic bool gp_root_done;       /* the root's qsmask emptied this GP */
 	bool expedited;                  /* this GP is driven without sleeps */
@@ -303,7 +296,6 @@ struct rcu_state {
 	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_stall, n_mb;
 	_Atomic unsigned long n_takeover;
 	_Atomic unsigned long n_async_skip;  /* GP-end wakes left to timed rechecks */
-	_Atomic unsigned long n_report_reader;
 
 	pthread_key_t exit_key;
 };
@@ -357,7 +349,7 @@ void rcu_fork_child_kick(void);      /* after every subsystem's child step */
 void rcu_nocb_fork_prepare(void);    /* nocb.c */
 void rcu_nocb_fork_parent(void);
 void rcu_nocb_fork_child(void);
-void rcu_sr_fork_prepare(void);      /* sr_normal.c */
+void rcu_sr_fork_prepare(void);      /* sync_list.c */
 void rcu_sr_fork_parent(void);
 void rcu_sr_fork_child(void);
 void wq_fork_prepare(void);     /* workqueue.c */

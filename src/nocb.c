@@ -29,6 +29,7 @@
 #include "internal.h"
 #include "trace.h"
 #include "kvfree.h"
+#include "test_hooks.h"
 #include "segcblist.h"
 
 /* Offload-thread sleep states (nocb_group.state). */
@@ -749,8 +750,8 @@ static struct rcu_data *rdp_try_get(void)
 
 	if (TRCU_LIKELY(rdp != NULL))
 		return rdp;
-	if (rcu_state.test_first_cb_hook)
-		rcu_state.test_first_cb_hook();
+	if (rcu_test_hooks.first_cb)
+		rcu_test_hooks.first_cb();
 	rcu_init();
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
 		return NULL;

@@ -21,10 +21,14 @@
 
 #include "internal.h"
 #include "trace.h"
-#include "sr_normal.h"
+#include "fqs_rule.h"
+#include "sync_list.h"
+#include "test_hooks.h"
 
 /* include/treercu/rcu.h: tagged, odd, +2 at each GP start (rcu_gp_init()). */
 unsigned long trcu_reader_gen __attribute__((aligned(64))) = TRCU_READER_GEN_TAG | 1;
+
+struct rcu_test_hooks rcu_test_hooks;
 
 struct rcu_state rcu_state = {
 	.gp_mutex = PTHREAD_MUTEX_INITIALIZER,
@@ -324,7 +328,6 @@ void rcu_report_qs_slot(int slot, bool dirty)
 	struct rcu_tree *t = rcu_tree();
 	struct rcu_node *leaf;
 
-	atomic_fetch_add_explicit(&rcu_state.n_report_reader, 1, memory_order_relaxed);
 	if (slot >= t->capacity)
 		return;  /* not in the tree yet: no GP waits on it */
 	leaf = rcu_tree_leaf(t, slot);
@@ -507,8 +510,8 @@ static void rcu_gp_init(void)
 	 */
 	atomic_store_explicit(&rcu_state.sr_init_seq, gps, memory_order_seq_cst);
 	rcu_state.sr_uncovered = !rcu_sr_normal_gp_init();
-	if (rcu_state.test_gp_init_hook)
-		rcu_state.test_gp_init_hook();
+	if (rcu_test_hooks.gp_init)
+		rcu_test_hooks.gp_init();
 	/* Release: pollers that see the GP in progress see what preceded it. */
 	atomic_store_explicit(&rcu_state.gp_seq, gps, memory_order_release);
 	rcu_state.exp_at_init = rcu_state.expedited;
@@ -554,58 +557,6 @@ static void rcu_gp_init(void)
 }
 
 /* ---- Force-quiescent-state scans -------------------------------------------------- */
-
-/*
- * Decide from ->watching (w) and this GP's snapshot whether slot i of leaf
- * passed through a quiescent state.  *dirty: the evidence is a plain store
- * of the reader's, so (on arm64) the GP-end membarrier is needed.
- * A snapshot taken before the GP-start membarrier ("pre") proves nothing
- * about sections that began around that barrier: against it only an even
- * value counts; an odd value becomes a post-barrier snapshot.  (Found by
- * tests/model/test_fqs_model.c: pre odd 3, then unlock+lock to 5 before the
- * barrier, is a section that may hold pre-GP references.)
- */
-static bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool *dirty)
-{
-	unsigned long bit = 1UL << i, s = leaf->snap[i];
-
-#if RCU_TSO
-	/*
-	 * This GP's reader generation: only an outermost rcu_read_lock() that
-	 * loaded it stores it (the slow paths strip the tag), and that load
-	 * came after rcu_gp_init() stored it, after storing gp_seq.  An
-	 * updater that waits for this GP read gp_seq before that store, after
-	 * its own updates and a full barrier; TSO is multi-copy atomic and
-	 * keeps loads in order, so the section sees those updates: a
-	 * quiescent state for this GP, whether it began before the
-	 * GP-start membarrier or after (tests/model/test_fqs_model.c).  Clean: TSO
-	 * skips the GP-end membarrier anyway.  A busy reader whose sections
-	 * follow each other is caught at the first scan instead of by
-	 * ->need_qs (without this rule, one such reader makes the scan wait
-	 * for its next section's end: docs/design.md, section 1).
-	 */
-	if (w == rcu_state.gp_gen)
-		return true;
-#endif
-
-	if (!(w & 1)) {
-		/* Even: outside any section now, after the barrier.  Clean only
-		 * if it was already this value before the barrier. */
-		if (!(leaf->snap_valid & leaf->snap_pre & bit) || w != s)
-			*dirty = true;
-		return true;
-	}
-	if ((leaf->snap_valid & bit) && !(leaf->snap_pre & bit) && w != s) {
-		*dirty = true;   /* left the section seen after the barrier */
-		return true;
-	}
-	if (!(leaf->snap_valid & bit) || (leaf->snap_pre & bit)) {
-		leaf->snap[i] = w;          /* post-barrier snapshot */
-		leaf->snap_valid |= bit;
-		leaf->snap_pre &= ~bit;
-	}
-	return false;
-}
 
 struct fqs_arg {
 	bool arm;       /* set ->need_qs on holdouts */

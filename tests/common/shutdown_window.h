@@ -2,7 +2,7 @@
 /*
  * A window inside trcu_shutdown() for the tests of callbacks that race it:
  * a thread's first call_rcu() passes the "offload threads stopping?" check,
- * then (rcu_state.test_first_cb_hook, between that check and the push)
+ * then (rcu_test_hooks.first_cb, between that check and the push)
  * waits until the shutdown has joined the offload threads.  Link the test
  * with -Wl,--wrap=pthread_join.
  */
@@ -16,6 +16,7 @@
 #include <treercu/rcu.h>
 #include "check.h"
 #include "internal.h"
+#include "test_hooks.h"
 
 int __real_pthread_join(pthread_t t, void **r);
 int __wrap_pthread_join(pthread_t t, void **r);
@@ -60,7 +61,7 @@ static void shutdown_window_run(void *(*fn)(void *))
 
 	call_rcu(&warm, sw_warm_cb);
 	rcu_barrier();
-	rcu_state.test_first_cb_hook = sw_hook;
+	rcu_test_hooks.first_cb = sw_hook;
 	CHECK_EQ(pthread_create(&t, NULL, fn, NULL), 0);
 	while (!atomic_load(&sw_in_window))
 		usleep(100);

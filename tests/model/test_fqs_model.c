@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Model check of the FQS scan rule (rcu_watching_qs in src/tree.c) against a
+ * Model check of the FQS scan rule (rcu_watching_qs in src/fqs_rule.h) against a
  * sequentially consistent model of one reader and one GP driver, which is
  * what membarrier() gives at the GP-start barrier.
  *
@@ -30,8 +30,8 @@
 #include "internal.h"
 #include "check.h"
 
-/* The rule under test is static in tree.c: include it. */
-#include "../src/tree.c"
+/* The rule under test, as the GP scan compiles it. */
+#include "fqs_rule.h"
 
 static long cases, reported;
 

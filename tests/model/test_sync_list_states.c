@@ -1,24 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The seed-004 list, state by state (single-threaded, deterministic): the six
- * states of the seed's illustration, and the race where the cleanup work
- * sees an old or a new done tail.  src/sr_normal.c is included so that the
- * cleanup work can be run at chosen points.
+ * The synchronize_rcu() waiter list, state by state (single-threaded,
+ * deterministic): six states, and the race where the cleanup pass sees an
+ * old or a new done tail.  The pass is run at chosen points through
+ * src/test_hooks.h (woken waiters run it in the library).
  *
  *  a. initial: waiters A1..A7 on the list
  *  b. GP1 starts: wait head W1 pushed, wait tail = W1
  *  c. GP1 ends: the oldest 5 waiters (sr_wake_max=5, the kernel's limit)
- *     woken by the driver, in the order they came; done tail = W1, 2 left
+ *     woken by the driver, in the order they came; done tail = W1, 2 left,
+ *     one cleanup pass requested
  *  d. new waiters B1..B3, GP2 starts: W2 pushed in front of them
- *  e. GP2 ends: done tail = W2; the work runs now and sees W2 (case 2), or
+ *  e. GP2 ends: done tail = W2; the pass runs now and sees W2 (case 2), or
  *     it already ran between c and e and saw W1 (case 1)
  *  f. cleanup done: every waiter woken exactly once, every wait head free
  */
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "../src/sr_normal.c"
 #include "check.h"
+#include "test_hooks.h"
 
 static struct sr_node A[7], B[3];
 
@@ -31,20 +32,22 @@ static int woken(struct sr_node *v, int n)
 	return c;
 }
 
-static int heads_in_use(void)
+static struct sync_list_peek peek(void)
 {
-	int c = 0;
+	struct sync_list_peek p;
 
-	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
-		c += atomic_load(&srs.wait_heads[i].inuse);
-	return c;
+	sync_list_peek(&p);
+	return p;
 }
 
-/* The work item, run here instead of on the workqueue. */
+static int heads_in_use(void)
+{
+	return peek().heads_in_use;
+}
+
 static void run_work(void)
 {
-	atomic_fetch_add(&srs.cleanups_pending, 1);
-	rcu_sr_normal_gp_cleanup_work(&srs.cleanup_work);
+	rcu_sr_normal_cleanup_pass();
 }
 
 static void scenario(int work_sees_old_tail)
@@ -57,20 +60,20 @@ static void scenario(int work_sees_old_tail)
 	CHECK(rcu_sr_waiters());
 	/* b */
 	CHECK(rcu_sr_normal_gp_init());
-	CHECK(srs.srs_wait_tail && srs.srs_wait_tail->is_wait_head);
-	CHECK(atomic_load(&srs.srs_next) == srs.srs_wait_tail);
+	CHECK(peek().wait_tail && peek().wait_tail->is_wait_head);
+	CHECK(peek().next == peek().wait_tail);
 	CHECK_EQ(woken(A, 7), 0);        /* nobody before the GP ends */
-	struct sr_node *w1 = srs.srs_wait_tail;
-	/* c: the driver wakes the oldest 5 (A0..A4), hands A5, A6 to the work.
-	 * Keep the workqueue out of it: pretend a work is already pending. */
-	atomic_store(&srs.cleanups_pending, 1);
-	atomic_store(&srs.sync_wq, (struct trcu_workqueue *)NULL);
-	srs_cleanup_inline_disabled = true;
+	struct sr_node *w1 = peek().wait_tail;
+	/* c: the driver wakes the oldest 5 (A0..A4), leaves A5, A6 to a
+	 * pass.  Pretend a pass is pending already, so that the driver's
+	 * fast path keeps every wait head for the pass. */
+	sync_list_test_set_pending(1);
 	rcu_sr_normal_gp_cleanup();
 	CHECK_EQ(woken(A, 7), 5);
 	for (int i = 0; i < 5; i++)
 		CHECK(rcu_sr_done(&A[i]));
-	CHECK(atomic_load(&srs.srs_done_tail) == w1);
+	CHECK(peek().done_tail == w1);
+	CHECK_EQ(peek().cleanups_pending, 2);   /* the pretended one and GP1's */
 	if (work_sees_old_tail) {
 		/* case 1: the work runs between c and e and sees W1 */
 		run_work();
@@ -80,13 +83,13 @@ static void scenario(int work_sees_old_tail)
 	for (int i = 0; i < 3; i++)
 		rcu_sr_normal_add_req(&B[i]);
 	CHECK(rcu_sr_normal_gp_init());
-	struct sr_node *w2 = srs.srs_wait_tail;
+	struct sr_node *w2 = peek().wait_tail;
 	CHECK(w2 != w1);
 	CHECK_EQ(woken(B, 3), 0);
 	/* e */
 	rcu_sr_normal_gp_cleanup();
 	CHECK_EQ(woken(B, 3), 3);        /* 3 <= 5: all woken by the driver */
-	CHECK(atomic_load(&srs.srs_done_tail) == w2);
+	CHECK(peek().done_tail == w2);
 	/* case 2: the work sees only the new tail W2 and finds A5, A6 and W1
 	 * behind it; case 1: only W1 is left to recycle. */
 	run_work();
@@ -94,7 +97,6 @@ static void scenario(int work_sees_old_tail)
 	CHECK_EQ(woken(A, 7), 7);
 	CHECK_EQ(woken(B, 3), 3);
 	CHECK_EQ(heads_in_use(), 1);     /* only W2, the newest, stays listed */
-	atomic_store(&srs.cleanups_pending, 0);
 }
 
 int main(void)
@@ -102,15 +104,10 @@ int main(void)
 	CHECK_EQ(trcu_set_tunable("sr_wake_max", 5), 0);
 	scenario(0);
 	/* Reset the list between scenarios: W2 is the list's only node. */
-	srs.srs_next = NULL;
-	srs.srs_done_tail = NULL;
-	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
-		atomic_store(&srs.wait_heads[i].inuse, 0);
+	sync_list_test_reset(0, 0);
 	scenario(1);
 	/* Exhaustion: with every wait head in use, GP init says so. */
-	srs.srs_next = NULL;
-	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
-		atomic_store(&srs.wait_heads[i].inuse, 1);
+	sync_list_test_reset(peek().heads_max, 0);
 	memset(A, 0, sizeof(A));
 	rcu_sr_normal_add_req(&A[0]);
 	CHECK(!rcu_sr_normal_gp_init());

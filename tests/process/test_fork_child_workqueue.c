@@ -114,7 +114,7 @@ static int child(int items_at_fork, int slow_at_fork, int delayed_at_fork, int b
 	if (!trcu_queue_work(trcu_system_unbound_wq(), &items[0]))
 		FAIL("system_unbound_wq refused work");
 	trcu_flush_work(&items[0]);
-	synchronize_rcu();   /* its cleanup work runs on the child's trcu_sync_wq */
+	synchronize_rcu();
 	CHECK(trcu_destroy_workqueue(wq) == 0);
 	CHECK(trcu_destroy_workqueue(owq) == 0);
 	return 0;

@@ -26,7 +26,7 @@
 #include "check.h"
 #include "holder.h"
 #include "internal.h"
-#include "sr_normal.h"
+#include "sync_list.h"
 
 void __real_rcu_sr_normal_add_req(struct sr_node *n);
 void __wrap_rcu_sr_normal_add_req(struct sr_node *n);

@@ -18,6 +18,7 @@
 #include <treercu/rcu.h>
 #include "check.h"
 #include "internal.h"
+#include "test_hooks.h"
 
 static pthread_t late;
 static _Atomic int armed, late_started, late_done;
@@ -47,7 +48,7 @@ int main(void)
 
 	/* Set before any treercu thread exists, never cleared: the drivers
 	 * read it without a lock.  It acts once, after `armed`. */
-	rcu_state.test_gp_init_hook = window_hook;
+	rcu_test_hooks.gp_init = window_hook;
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
 	synchronize_rcu();                      /* initialise, settle */
 	atomic_store(&armed, 1);

@@ -27,6 +27,7 @@
 #include <treercu/rcu.h>
 #include "check.h"
 #include "internal.h"
+#include "test_hooks.h"
 
 #define CHAIN 100000L        /* GPs the kthread is given per round */
 #define MAX_LATE_INITS 4L    /* GPs started while a takeover is asked for */
@@ -105,7 +106,7 @@ int main(void)
 {
 	/* Set before any treercu thread exists, never cleared: the drivers
 	 * read it without a lock. */
-	rcu_state.test_gp_init_hook = chain_hook;
+	rcu_test_hooks.gp_init = chain_hook;
 	synchronize_rcu();
 	run_path(1);
 	run_path(2);

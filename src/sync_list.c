@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * synchronize_rcu() woken straight from the grace period (seeds 003, 004):
- * the kernel's rcu_sr_normal_* machinery.
+ * The synchronize_rcu() waiter list: the list path's waiters, woken straight
+ * from the grace period.  This file owns the list, its wait heads, its
+ * cleanup and its counters; the function names are the kernel's
+ * (rcu_sr_normal_*), whose machinery this is.
  *
  * One lock-free LIFO list (srs_next) of waiters.  At each GP init a wait-head
  * sentinel is pushed, so everything older than it waits for this GP while
@@ -10,36 +12,34 @@
  *   srs_next -> [new callers] -> W2 -> [GP2's callers] -> W1 -> [GP1's ...]
  *                               ^wait tail                ^done tail
  *
- * At GP cleanup the driver wakes up to sr_wake_max of the GP's callers
- * itself, oldest first (the kernel: 5, newest first), makes the wait tail
- * the done tail, and queues a cleanup work item (on a TRCU_WQ_MEM_RECLAIM
- * workqueue, so it runs even when no worker thread can be created) that
- * detaches everything older than the done tail, wakes the rest and returns
- * wait heads to their pool.
+ * At GP cleanup the driver takes this GP's waiters, keeps up to sr_wake_max
+ * of the oldest aside, leaves the rest (also oldest first) linked behind the
+ * wait tail, makes the wait tail the done tail, asks for a cleanup pass when
+ * anything is left, and only then wakes the ones it kept aside (the kernel
+ * wakes 5, newest first, and hands the rest to a work item).
+ *
+ * The cleanup pass (detach everything older than the done tail, wake it,
+ * return the wait heads to their pool) is run by the waiters the driver
+ * woke, on their way out of synchronize_rcu(): a request is counted before
+ * those wakes, so at least one of them (sr_wake_max >= 1) sees it.  Passes
+ * are serialized by cleanup_lock; a waiter that finds the lock taken leaves
+ * the request to the holder, which rechecks the count after its pass.  No
+ * thread of its own and no workqueue: the list needs nothing above it.
  *
  * The driver (init, cleanup) runs under rcu_state.gp_mutex, so wait_tail is
- * its alone; done_tail is handed to the cleanup work with release/acquire.
- * The work may see an old or a new done tail: an old one only means the
- * newer callers wait for the next run of the work, which the cleanup that
- * published the newer tail has queued.
- *
- * The workqueue subsystem frees every workqueue when it shuts down, at exit
- * before trcu_shutdown() when trcu_sync_wq was its first use (its atexit
- * handler is registered later, so it runs earlier), and GPs may still end
- * after that.  Its shutdown notifier clears srs.sync_wq under wq_lock, which
- * the driver holds from loading the handle to the end of its queueing, so
- * nobody queues on freed memory; from then on the driver cleans up inline.
- * The work queued before is run by the shutdown's drain.
+ * its alone; done_tail is handed to the cleanup pass with release/acquire.
+ * A pass may see an old or a new done tail: an old one only means the newer
+ * callers wait for the next pass, which the cleanup that published the newer
+ * tail has requested.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 
-#include <treercu/workqueue.h>
-
 #include "internal.h"
-#include "sr_normal.h"
+#include "sync_list.h"
+#include "test_hooks.h"
 #include "trace.h"
 
 #define SR_NORMAL_GP_WAIT_HEAD_MAX 5
@@ -52,23 +52,17 @@ struct sr_wait_head {
 static struct {
 	_Atomic(struct sr_node *) srs_next;       /* the list (LIFO) */
 	struct sr_node *srs_wait_tail;            /* under gp_mutex */
-	_Atomic(struct sr_node *) srs_done_tail;  /* driver -> cleanup work */
+	_Atomic(struct sr_node *) srs_done_tail;  /* driver -> cleanup pass */
 	struct sr_wait_head wait_heads[SR_NORMAL_GP_WAIT_HEAD_MAX];
-	struct trcu_work cleanup_work;
-	/* Under wq_lock, with wq_gone.  (_Atomic only because
-	 * tests/model/test_sync_list_states.c stores to it; relaxed under the lock.) */
-	_Atomic(struct trcu_workqueue *) sync_wq;
-	bool wq_gone;                             /* subsystem shut down: inline */
-	bool wq_notifier;                         /* sr_wq_shutdown() registered */
-	pthread_mutex_t wq_lock;
 	pthread_mutex_t cleanup_lock;             /* one cleanup pass at a time */
-	_Atomic int cleanups_pending;             /* queued or running works */
+	_Atomic int cleanups_pending;             /* requested, pass not finished */
 	_Atomic long nr_waiting;                  /* waiters not yet returned */
-	_Atomic long n_direct, n_deferred, n_no_head, n_inline;
+	_Atomic long n_direct, n_deferred, n_no_head;
 } srs = {
-	.wq_lock = PTHREAD_MUTEX_INITIALIZER,
 	.cleanup_lock = PTHREAD_MUTEX_INITIALIZER,
 };
+
+static void rcu_sr_normal_cleanup_help(void);
 
 static bool rcu_sr_is_wait_head(struct sr_node *n)
 {
@@ -82,7 +76,7 @@ static struct sr_node *rcu_sr_get_wait_head(void)
 		int expect = 0;
 
 		/* Acquire: pairs with the release in rcu_sr_put_wait_head(): the
-		 * cleanup work is done with the node before we reuse it. */
+		 * cleanup pass is done with the node before we reuse it. */
 		if (atomic_compare_exchange_strong_explicit(&wh->inuse, &expect, 1,
 							    memory_order_acquire,
 							    memory_order_relaxed)) {
@@ -198,6 +192,7 @@ bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns)
 		sys_futex_wait(&n->done, SR_ASLEEP, left);
 	}
 	atomic_fetch_sub_explicit(&srs.nr_waiting, 1, memory_order_relaxed);
+	rcu_sr_normal_cleanup_help();
 	return true;
 }
 
@@ -228,10 +223,10 @@ bool rcu_sr_normal_gp_init(void)
 	wh = rcu_sr_get_wait_head();
 	if (!wh) {
 		/*
-		 * Every wait head waits for the cleanup work.  Do its job here
-		 * (serialized with it by cleanup_lock) rather than start GPs
-		 * that cover nobody while holding gp_mutex: that starved the
-		 * work (helper's seeds 004 run: 2M empty GP inits).
+		 * Every wait head waits for a cleanup pass.  Run one here
+		 * (serialized by cleanup_lock) rather than start GPs that
+		 * cover nobody while holding gp_mutex: that starves the pass
+		 * (docs/decisions.md, the waiter list).
 		 */
 		atomic_fetch_add_explicit(&srs.n_no_head, 1, memory_order_relaxed);
 		pthread_mutex_lock(&srs.cleanup_lock);
@@ -251,14 +246,14 @@ bool rcu_sr_normal_gp_init(void)
 static void rcu_sr_normal_cleanup_locked(void)
 {
 	/* Acquire: pairs with the release in rcu_sr_normal_gp_cleanup(): the
-	 * driver's direct wakes and unlinks are visible. */
+	 * driver's unlinks are visible. */
 	struct sr_node *done = atomic_load_explicit(&srs.srs_done_tail, memory_order_acquire);
 	struct sr_node *n, *next;
 
 	if (!done)
 		return;
-	/* Detach the older part: only this work touches ->next of a done
-	 * tail (the driver moved on to a newer wait tail). */
+	/* Detach the older part: only a pass touches ->next of a done tail
+	 * (the driver moved on to a newer wait tail). */
 	n = atomic_exchange_explicit(&done->next, NULL, memory_order_acq_rel);
 	for (; n; n = next) {
 		next = atomic_load_explicit(&n->next, memory_order_acquire);
@@ -271,67 +266,55 @@ static void rcu_sr_normal_cleanup_locked(void)
 	}
 }
 
-/* The cleanup work item. */
-static void rcu_sr_normal_gp_cleanup_work(struct trcu_work *work)
+/* One cleanup pass (tests run it at chosen points: src/test_hooks.h). */
+void rcu_sr_normal_cleanup_pass(void)
 {
 	pthread_mutex_lock(&srs.cleanup_lock);
 	rcu_sr_normal_cleanup_locked();
 	pthread_mutex_unlock(&srs.cleanup_lock);
-	/* Release: our list changes before the driver's fast path may
-	 * recycle wait heads itself; pairs with its acquire load. */
-	atomic_fetch_sub_explicit(&srs.cleanups_pending, 1, memory_order_release);
-}
-
-/* Tests that drive the cleanup work by hand set this. */
-static bool srs_cleanup_inline_disabled;
-
-/*
- * The workqueue subsystem is shutting down (trcu_wq_at_shutdown(), called
- * before it destroys and frees any workqueue): forget trcu_sync_wq.  Once
- * wq_lock is ours no driver is queueing on it, and none will again.  For
- * good: a workqueue allocated after an exit-time shutdown would never be
- * shut down, and cleanup_work's data names a pool the shutdown frees.
- */
-static void sr_wq_shutdown(void)
-{
-	pthread_mutex_lock(&srs.wq_lock);
-	srs.wq_gone = true;
-	atomic_store_explicit(&srs.sync_wq, NULL, memory_order_relaxed);
-	pthread_mutex_unlock(&srs.wq_lock);
-}
-
-/* trcu_sync_wq, allocated on first use; NULL if it cannot be (or the
- * workqueue subsystem shut down).  Caller holds wq_lock. */
-static struct trcu_workqueue *sr_sync_wq_locked(void)
-{
-	struct trcu_workqueue *wq = atomic_load_explicit(&srs.sync_wq, memory_order_relaxed);
-
-	if (wq || srs.wq_gone)
-		return wq;
-	/* Without the notifier the handle could dangle: no workqueue then. */
-	if (!srs.wq_notifier && trcu_wq_at_shutdown(sr_wq_shutdown))
-		return NULL;
-	srs.wq_notifier = true;
-	trcu_init_work(&srs.cleanup_work, rcu_sr_normal_gp_cleanup_work);
-	wq = trcu_alloc_workqueue("trcu_sync_wq", TRCU_WQ_MEM_RECLAIM | TRCU_WQ_UNBOUND, 0);
-	atomic_store_explicit(&srs.sync_wq, wq, memory_order_relaxed);
-	return wq;
 }
 
 /*
- * Wake this GP's waiters in the order they came, oldest first, at most
- * `max` of them; the rest stay linked behind wait_tail, also oldest first,
- * for the cleanup work.  The list is newest first (a LIFO push), so the
- * segment from wait_tail to the older wait head is reversed first: the
- * kernel wakes the newest, and with many callers on few CPUs the oldest,
- * left to the work, made the tail (seeds 003).  Driver only, gp_mutex held:
- * until srs_done_tail is published the segment's nodes are ours, so relaxed
- * accesses suffice; each wake is a release of its own.
+ * Run the requested cleanup passes, if nobody else is running one: called
+ * by each woken waiter on its way out.  A waiter that finds cleanup_lock
+ * taken leaves: the holder rechecks the count after its pass, so a request
+ * counted meanwhile is not lost.
  */
-static long rcu_sr_wake_oldest(struct sr_node *wait_tail, long max)
+static void rcu_sr_normal_cleanup_help(void)
 {
-	struct sr_node *seg = NULL, *newest = NULL, *n, *next;
-	long woken = 0;
+	/* Acquire: pairs with the seq_cst request in rcu_sr_normal_gp_cleanup();
+	 * the done tail it published is visible to the pass. */
+	while (atomic_load_explicit(&srs.cleanups_pending, memory_order_acquire) > 0) {
+		int n;
+
+		if (pthread_mutex_trylock(&srs.cleanup_lock))
+			return;
+		/* Under the lock: the requests this pass covers (each one's
+		 * done tail was published before it was counted). */
+		n = atomic_load_explicit(&srs.cleanups_pending, memory_order_acquire);
+		rcu_sr_normal_cleanup_locked();
+		pthread_mutex_unlock(&srs.cleanup_lock);
+		/* Release: our list changes before the driver's fast path may
+		 * recycle wait heads itself; pairs with its acquire load. */
+		atomic_fetch_sub_explicit(&srs.cleanups_pending, n, memory_order_release);
+	}
+}
+
+/*
+ * Take this GP's waiters off the list, oldest first: the first `max` of
+ * them are returned as a private chain (*count set) for the driver to wake
+ * once the done tail is published; the rest stay linked behind wait_tail,
+ * also oldest first, for the cleanup pass.  The list is newest first (a
+ * LIFO push), so the segment from wait_tail to the older wait head is
+ * reversed first: the kernel wakes the newest, and with many callers on
+ * few CPUs the oldest, left to the pass, made the tail (docs/decisions.md).
+ * Driver only, gp_mutex held: until srs_done_tail is published the
+ * segment's nodes are ours, so relaxed accesses suffice.
+ */
+static struct sr_node *rcu_sr_take_oldest(struct sr_node *wait_tail, long max, long *count)
+{
+	struct sr_node *seg = NULL, *newest = NULL, *n, *next, *direct, *last = NULL;
+	long taken = 0;
 
 	/* Acquire: pairs with sr_llist_add(); the pushed nodes' ->next. */
 	for (n = atomic_load_explicit(&wait_tail->next, memory_order_acquire);
@@ -342,42 +325,42 @@ static long rcu_sr_wake_oldest(struct sr_node *wait_tail, long max)
 			newest = n;
 		seg = n;
 	}
-	/* n: the older wait head, or NULL.  Wake from the oldest; read ->next
-	 * before the wake, after which the node may be gone. */
-	while (seg && woken < max) {
-		next = atomic_load_explicit(&seg->next, memory_order_relaxed);
-		rcu_sr_normal_complete(seg);
-		seg = next;
-		woken++;
+	/* n: the older wait head, or NULL.  seg: oldest first. */
+	direct = seg;
+	while (seg && taken < max) {
+		last = seg;
+		seg = atomic_load_explicit(&seg->next, memory_order_relaxed);
+		taken++;
 	}
 	if (seg)
 		atomic_store_explicit(&newest->next, n, memory_order_relaxed);
 	atomic_store_explicit(&wait_tail->next, seg ? seg : n, memory_order_relaxed);
-	return woken;
+	*count = taken;
+	return last ? direct : NULL;
 }
 
 /*
- * GP cleanup (driver, gp_mutex held, after gp_seq ended): wake a few of this
- * GP's waiters directly, publish the done tail, hand the rest to the work.
+ * GP cleanup (driver, gp_mutex held, after gp_seq ended): publish the done
+ * tail, ask for a cleanup pass when waiters are left behind it, then wake
+ * the oldest sr_wake_max waiters directly; they run the pass.
  */
 void rcu_sr_normal_gp_cleanup(void)
 {
-	struct sr_node *wait_tail = srs.srs_wait_tail, *n;
-	struct trcu_workqueue *wq;
-	bool queued;
-	long done;
-	int err;
+	struct sr_node *wait_tail = srs.srs_wait_tail, *direct, *n, *next;
+	long count;
 
 	if (!wait_tail)
 		return;
 	srs.srs_wait_tail = NULL;
-	done = rcu_sr_wake_oldest(wait_tail, TUN(sr_wake_max));
-	atomic_fetch_add_explicit(&srs.n_direct, done, memory_order_relaxed);
+	/* The tunable's range starts at 1: a pass requested below always has
+	 * a woken waiter to run it. */
+	direct = rcu_sr_take_oldest(wait_tail, TUN(sr_wake_max), &count);
+	atomic_fetch_add_explicit(&srs.n_direct, count, memory_order_relaxed);
 	/*
-	 * Fast path (the kernel's): every waiter of this GP was woken, only
-	 * the previous wait head follows, and no cleanup work is in flight (so
+	 * Fast path (the kernel's): every waiter of this GP is taken, only
+	 * the previous wait head follows, and no cleanup pass is pending (so
 	 * that head's older part was already detached): recycle it here.
-	 * Acquire pairs with the release at the end of the cleanup work.
+	 * Acquire pairs with the release at the end of a pass.
 	 */
 	n = atomic_load_explicit(&wait_tail->next, memory_order_acquire);
 	if (n && rcu_sr_is_wait_head(n) &&
@@ -385,57 +368,37 @@ void rcu_sr_normal_gp_cleanup(void)
 		atomic_store_explicit(&wait_tail->next, NULL, memory_order_relaxed);
 		rcu_sr_put_wait_head(n);
 	}
-	/* Release: pairs with the acquire in the cleanup work. */
+	/* Release: pairs with the acquire in rcu_sr_normal_cleanup_locked(). */
 	atomic_store_explicit(&srs.srs_done_tail, wait_tail, memory_order_release);
-	if (!atomic_load_explicit(&wait_tail->next, memory_order_relaxed))
-		return;   /* nothing left for the work */
-	if (srs_cleanup_inline_disabled)
-		return;
-	atomic_fetch_add_explicit(&srs.cleanups_pending, 1, memory_order_relaxed);
-	/* wq_lock from the handle's load to the end of the queueing: the
-	 * workqueue cannot be freed meanwhile (sr_wq_shutdown()). */
-	pthread_mutex_lock(&srs.wq_lock);
-	wq = sr_sync_wq_locked();
-	errno = 0;
-	queued = wq && trcu_queue_work(wq, &srs.cleanup_work);
-	err = errno;
-	pthread_mutex_unlock(&srs.wq_lock);
-	if (queued)
-		return;
-	if (wq && err != ESHUTDOWN) {
-		/* Already pending: that run will see this done tail (a pending
-		 * item is run by the drain of a destroy or shutdown too). */
-		atomic_fetch_sub_explicit(&srs.cleanups_pending, 1, memory_order_relaxed);
-		return;
+	/* seq_cst: counted before the wakes below, so a woken waiter's
+	 * acquire load in rcu_sr_normal_cleanup_help() sees it. */
+	if (atomic_load_explicit(&wait_tail->next, memory_order_relaxed))
+		atomic_fetch_add_explicit(&srs.cleanups_pending, 1, memory_order_seq_cst);
+	/* Wake the kept-aside waiters, oldest first; read ->next before the
+	 * wake, after which the node may be gone. */
+	for (n = direct; count > 0; n = next, count--) {
+		next = atomic_load_explicit(&n->next, memory_order_relaxed);
+		rcu_sr_normal_complete(n);
 	}
-	/* No workqueue (allocation failed, destroyed, or the subsystem shut
-	 * down, as at exit): clean up here so that no waiter is left behind. */
-	atomic_fetch_add_explicit(&srs.n_inline, 1, memory_order_relaxed);
-	rcu_sr_normal_gp_cleanup_work(&srs.cleanup_work);
 }
 
 /* ---- fork() (src/fork.c) ---------------------------------------------------- */
 
-/* wq_lock, then cleanup_lock (never taken the other way round). */
 void rcu_sr_fork_prepare(void)
 {
-	pthread_mutex_lock(&srs.wq_lock);
 	pthread_mutex_lock(&srs.cleanup_lock);
 }
 
 void rcu_sr_fork_parent(void)
 {
 	pthread_mutex_unlock(&srs.cleanup_lock);
-	pthread_mutex_unlock(&srs.wq_lock);
 }
 
 /* Every waiter on the list is another thread's (on its stack): none exists
- * in the child.  Start from an empty list with every wait head free; a
- * queued cleanup work was dropped with the other work items, and
- * trcu_sync_wq (kept) works again in the child. */
+ * in the child.  Start from an empty list with every wait head free and no
+ * pass pending. */
 void rcu_sr_fork_child(void)
 {
-	pthread_mutex_init(&srs.wq_lock, NULL);
 	pthread_mutex_init(&srs.cleanup_lock, NULL);
 	atomic_store_explicit(&srs.srs_next, NULL, memory_order_relaxed);
 	srs.srs_wait_tail = NULL;
@@ -453,4 +416,35 @@ void rcu_sr_stats(struct trcu_stats *st)
 	st->sr_woken_direct = atomic_load_explicit(&srs.n_direct, memory_order_relaxed);
 	st->sr_woken_deferred = atomic_load_explicit(&srs.n_deferred, memory_order_relaxed);
 	st->sr_no_wait_head = atomic_load_explicit(&srs.n_no_head, memory_order_relaxed);
+}
+
+/* ---- White-box tests (src/test_hooks.h) --------------------------------------- */
+
+void sync_list_peek(struct sync_list_peek *p)
+{
+	p->next = atomic_load_explicit(&srs.srs_next, memory_order_acquire);
+	p->wait_tail = srs.srs_wait_tail;
+	p->done_tail = atomic_load_explicit(&srs.srs_done_tail, memory_order_acquire);
+	p->heads_in_use = 0;
+	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
+		p->heads_in_use += atomic_load_explicit(&srs.wait_heads[i].inuse,
+							memory_order_acquire);
+	p->heads_max = SR_NORMAL_GP_WAIT_HEAD_MAX;
+	p->cleanups_pending = atomic_load_explicit(&srs.cleanups_pending, memory_order_acquire);
+}
+
+void sync_list_test_reset(int heads_in_use, int cleanups_pending)
+{
+	atomic_store_explicit(&srs.srs_next, NULL, memory_order_relaxed);
+	srs.srs_wait_tail = NULL;
+	atomic_store_explicit(&srs.srs_done_tail, NULL, memory_order_relaxed);
+	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
+		atomic_store_explicit(&srs.wait_heads[i].inuse, i < heads_in_use,
+				      memory_order_relaxed);
+	atomic_store_explicit(&srs.cleanups_pending, cleanups_pending, memory_order_relaxed);
+}
+
+void sync_list_test_set_pending(int cleanups_pending)
+{
+	atomic_store_explicit(&srs.cleanups_pending, cleanups_pending, memory_order_relaxed);
 }

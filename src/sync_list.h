@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* synchronize_rcu() waiters woken from the grace period (src/sr_normal.c). */
+/* synchronize_rcu() waiters woken from the grace period (src/sync_list.c). */
 #ifndef TREERCU_SR_NORMAL_H
 #define TREERCU_SR_NORMAL_H
 
