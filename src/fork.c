@@ -18,9 +18,10 @@
  * threads and workqueue workers not started (they start again on first
  * use), and restart an in-flight grace period for the child's threads.
  *
- * Lock order (outermost first): srs.wq_lock, srs.cleanup_lock;
- * wq_state.mutex, every pool lock, every workqueue's mayday_lock,
- * wq_state.timer_lock, wq_state.free_lock; nocb.lock, every offload group's
+ * Lock order (outermost first): srs.wq_lock, srs.cleanup_lock; the layer
+ * above the core (fork_register_hooks(): the workqueue's wq_state.mutex,
+ * every pool lock, every workqueue's mayday_lock, wq_state.timer_lock,
+ * wq_state.free_lock, wq_state.owner_lock); nocb.lock, every offload group's
  * lock; kvfree.lock, every per-thread kvfree cache lock; the GP kthread's
  * start lock, ofl_lock, every rcu_node lock.  docs/design.md, "Guarantees".
  */
@@ -36,6 +37,21 @@
 static __thread int fork_depth;
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* The layer above the core (fork_register_hooks()): set by its constructor
+ * before any thread exists, read-only after; NULL without that layer. */
+static const struct fork_hooks *fork_upper;
+/* The hooks this thread's outermost trcu_before_fork() ran, so that the
+ * parent and child steps match the prepare step that ran. */
+static __thread const struct fork_hooks *fork_upper_ran;
+
+void fork_register_hooks(const struct fork_hooks *hooks)
+{
+	if (!hooks || !hooks->prepare || !hooks->parent || !hooks->child ||
+	    (fork_upper && fork_upper != hooks))
+		sys_die("fork_register_hooks: incomplete hooks, or a second layer");
+	fork_upper = hooks;
+}
 
 static void fork_register_once(void)
 {
@@ -56,7 +72,9 @@ void trcu_before_fork(void)
 	 * take the locks the prepare steps hold (rcu_busy_enter()). */
 	rcu_busy_enter();
 	rcu_sr_fork_prepare();
-	wq_fork_prepare();
+	fork_upper_ran = fork_upper;
+	if (fork_upper_ran)
+		fork_upper_ran->prepare();
 	rcu_nocb_fork_prepare();
 	kvfree_fork_prepare();
 	rcu_fork_prepare();
@@ -77,7 +95,8 @@ void trcu_after_fork_parent(void)
 	rcu_fork_parent();
 	kvfree_fork_parent();
 	rcu_nocb_fork_parent();
-	wq_fork_parent();
+	if (fork_upper_ran)
+		fork_upper_ran->parent();
 	rcu_sr_fork_parent();
 	rcu_busy_exit();
 }
@@ -92,7 +111,8 @@ void trcu_after_fork_child(void)
 	rcu_fork_child();
 	kvfree_fork_child();
 	rcu_nocb_fork_child();
-	wq_fork_child();
+	if (fork_upper_ran)
+		fork_upper_ran->child();
 	rcu_sr_fork_child();
 	/* Last: a grace period the child still needs (a polled cookie taken
 	 * before the fork) may end on the GP kthread, whose cleanup queues

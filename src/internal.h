@@ -352,9 +352,16 @@ void rcu_nocb_fork_child(void);
 void rcu_sr_fork_prepare(void);      /* sync_list.c */
 void rcu_sr_fork_parent(void);
 void rcu_sr_fork_child(void);
-void wq_fork_prepare(void);     /* workqueue.c */
-void wq_fork_parent(void);
-void wq_fork_child(void);
+/* A layer above the core (the workqueue, src/wq/) hands its three steps to
+ * the core, which runs them where the lock order puts that layer: the core
+ * never names it.  One layer, registered from a constructor (before any
+ * thread exists); NULL steps are not allowed. */
+struct fork_hooks {
+	void (*prepare)(void);
+	void (*parent)(void);
+	void (*child)(void);
+};
+void fork_register_hooks(const struct fork_hooks *hooks);
 
 /* sys.c */
 int sys_membarrier_register(void);

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * treercu workqueue: the subsystem's state and first use.  Owns wq_state
+ * (the one state structure), the per-thread worker pointer and CPU hint,
+ * first-use initialisation (tunables from the shared table, topology,
+ * atexit and fork registration), the exit-time drain, the tunable setters
+ * and the statistics.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wq_internal.h"
+
+struct wq_state wq_state = {
+	.mutex = PTHREAD_MUTEX_INITIALIZER,
+	.owner_lock = PTHREAD_MUTEX_INITIALIZER,
+	.timer_lock = PTHREAD_MUTEX_INITIALIZER,
+	.free_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/*
+ * Per-thread state (the kernel's `current`): the worker this thread is, and
+ * the CPU hint of trcu_wq_set_thread_cpu().  These are the only mutable
+ * variables outside wq_state.
+ */
+__thread struct worker *current_worker;
+__thread int thread_cpu_hint = -1;
+
+/* ---- Tunables and initialisation ----------------------------------------------- */
+
+#define DFL_IDLE_TIMEOUT_MS 10000u
+#define DFL_STALL_US        2000u
+
+static long env_long(const char *name, long lo, long hi, long dfl)
+{
+	const char *v = getenv(name);
+	long out;
+
+	if (!v || !*v)
+		return dfl;
+	if (tun_parse_long(name, v, lo, hi, &out))
+		return dfl;
+	return out;
+}
+
+/* Reads the tunables' environment variables once (wq_state.mutex held). */
+static void tunables_init_locked(void)
+{
+	const char *scope;
+
+	if (wq_state.tun_env_read)
+		return;
+	wq_state.tun_env_read = true;
+	atomic_store_explicit(&wq_state.idle_timeout_ms,
+			      (unsigned int)env_long("TREERCU_WQ_IDLE_TIMEOUT_MS", 1, 3600000,
+						     DFL_IDLE_TIMEOUT_MS), memory_order_relaxed);
+	atomic_store_explicit(&wq_state.stall_us,
+			      (unsigned int)env_long("TREERCU_WQ_STALL_US", 100, 10000000,
+						     DFL_STALL_US), memory_order_relaxed);
+	atomic_store_explicit(&wq_state.max_workers,
+			      (unsigned int)env_long("TREERCU_WQ_MAX_WORKERS", 0, 4096, 0),
+			      memory_order_relaxed);
+	atomic_store_explicit(&wq_state.wake_under_lock,
+			      env_long("TREERCU_WQ_WAKE_UNDER_LOCK", 0, 1, 0) != 0,
+			      memory_order_relaxed);
+	atomic_store_explicit(&wq_state.default_scope, TRCU_WQ_AFFN_CACHE_SHARD,
+			      memory_order_relaxed);
+	scope = getenv("TREERCU_WQ_AFFINITY_SCOPE");
+	if (scope && *scope) {
+		int s = -1;
+
+		for (int i = TRCU_WQ_AFFN_CPU; i < TRCU_WQ_AFFN_NR; i++)
+			if (!strcmp(scope, affn_names[i]))
+				s = i;
+		if (s < 0)
+			sys_warn("TREERCU_WQ_AFFINITY_SCOPE=\"%s\" refused (accepted: cpu, smt, "
+				  "cache, cache_shard, numa, system)", scope);
+		else
+			atomic_store_explicit(&wq_state.default_scope, s, memory_order_relaxed);
+	}
+}
+
+static void tunables_init(void)
+{
+	pthread_mutex_lock(&wq_state.mutex);
+	tunables_init_locked();
+	pthread_mutex_unlock(&wq_state.mutex);
+}
+
+/* Work items queued or running on every live workqueue. */
+static long wq_count_in_flight(void)
+{
+	long n = 0;
+
+	pthread_mutex_lock(&wq_state.mutex);
+	for (struct trcu_workqueue *wq = wq_state.wqs; wq; wq = wq->next) {
+		for (int i = 0; i < wq->nr_pwqs; i++) {
+			struct pool_workqueue *pwq = wq->pwqs[i];
+
+			pthread_mutex_lock(&pwq->pool->lock);
+			n += pwq->nr_in_flight[0] + pwq->nr_in_flight[1];
+			pthread_mutex_unlock(&pwq->pool->lock);
+		}
+	}
+	pthread_mutex_unlock(&wq_state.mutex);
+	return n;
+}
+
+/*
+ * At process exit: shut the subsystem down (draining every workqueue) only
+ * once no work item is queued or running, waiting for that at most
+ * exit_wait_ms; a work item that keeps re-queueing itself would make the
+ * drain endless, and exit() from a work item cannot wait for itself.  What
+ * is skipped is counted in one line on stderr; the threads are left to the
+ * process's end.  An explicit trcu_wq_shutdown() still drains for good.
+ */
+static void wq_atexit(void)
+{
+	long n, end_ns;
+
+	rcu_init();
+	if (current_worker) {
+		/* The item that called exit() is counted in flight. */
+		n = wq_count_in_flight() - 1;
+		if (n > 0)
+			sys_warn("exit: %ld work item%s not run: exit() was called from a work item",
+				  n, n == 1 ? "" : "s");
+		return;
+	}
+	end_ns = sys_now_ns() + TUN(exit_wait_ms) * 1000000L;
+	while ((n = wq_count_in_flight()) > 0 && sys_now_ns() < end_ns)
+		sys_sleep_ns(1000000L);
+	if (n > 0) {
+		sys_warn("exit: %ld work item%s not run: still queued or running after %ld ms "
+			  "(one keeps re-queueing itself?)", n, n == 1 ? "" : "s", TUN(exit_wait_ms));
+		return;
+	}
+	trcu_wq_shutdown();
+}
+
+/* First use: tunables, topology, atexit (wq_state.mutex held).  0, or
+ * -ENOMEM with the workqueue subsystem still uninitialised. */
+int wq_init_locked(void)
+{
+	tunables_init_locked();
+	if (topo_init_locked())   /* again after trcu_wq_set_topology() */
+		return -ENOMEM;
+	if (wq_state.inited)
+		return 0;
+	if (!wq_state.atexit_done) {
+		wq_state.atexit_done = true;
+		atexit(wq_atexit);
+		fork_register();
+	}
+	wq_state.inited = true;
+	return 0;
+}
+
+
+void trcu_wq_set_wake_under_lock(bool on)
+{
+	tunables_init();
+	atomic_store_explicit(&wq_state.wake_under_lock, on, memory_order_relaxed);
+}
+
+bool trcu_wq_get_wake_under_lock(void)
+{
+	tunables_init();
+	return atomic_load_explicit(&wq_state.wake_under_lock, memory_order_relaxed);
+}
+
+static int set_tunable(const char *name, _Atomic unsigned int *dst, unsigned int v,
+		       unsigned int lo, unsigned int hi)
+{
+	tunables_init();
+	if (v < lo || v > hi) {
+		sys_warn("%s: %u refused (accepted: %u..%u)", name, v, lo, hi);
+		return -EINVAL;
+	}
+	atomic_store_explicit(dst, v, memory_order_relaxed);
+	wake_manager();   /* re-plan the next pass with the new value */
+	return 0;
+}
+
+int trcu_wq_set_idle_timeout_ms(unsigned int ms)
+{
+	return set_tunable("trcu_wq_set_idle_timeout_ms", &wq_state.idle_timeout_ms, ms, 1,
+			   3600000);
+}
+
+int trcu_wq_set_stall_us(unsigned int us)
+{
+	return set_tunable("trcu_wq_set_stall_us", &wq_state.stall_us, us, 100, 10000000);
+}
+
+int trcu_wq_set_max_workers(unsigned int n)
+{
+	return set_tunable("trcu_wq_set_max_workers", &wq_state.max_workers, n, 0, 4096);
+}
+
+int trcu_wq_set_default_scope(enum trcu_wq_affn scope)
+{
+	tunables_init();
+	if ((int)scope <= TRCU_WQ_AFFN_DFL || scope >= TRCU_WQ_AFFN_NR) {
+		sys_warn("trcu_wq_set_default_scope: scope %d refused (cpu..system)", (int)scope);
+		return -EINVAL;
+	}
+	atomic_store_explicit(&wq_state.default_scope, scope, memory_order_relaxed);
+	return 0;
+}
+
+void trcu_wq_test_fail_thread_create(int n)
+{
+	atomic_store_explicit(&wq_state.fail_create, n, memory_order_relaxed);
+}
+
+void trcu_wq_get_stats(struct trcu_wq_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&wq_state.mutex);
+	for (struct trcu_workqueue *wq = wq_state.wqs; wq; wq = wq->next) {
+		st->nr_workqueues++;
+		st->nr_rescuers += wq->rescuer != NULL;
+	}
+	st->nr_pools = (unsigned long)wq_state.nr_pools;
+	for (int i = 0; i < wq_state.nr_pools; i++) {
+		struct worker_pool *pool = wq_state.pools[i];
+
+		pthread_mutex_lock(&pool->lock);
+		st->nr_workers += (unsigned long)pool->nr_workers;
+		st->nr_idle += (unsigned long)pool->nr_idle;
+		pthread_mutex_unlock(&pool->lock);
+		st->queued += atomic_load_explicit(&pool->n_queued, memory_order_relaxed);
+		st->executed += atomic_load_explicit(&pool->n_executed, memory_order_relaxed);
+		st->rescued += atomic_load_explicit(&pool->n_rescued, memory_order_relaxed);
+		st->wakeups += atomic_load_explicit(&pool->n_wakeups, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&wq_state.mutex);
+	st->workers_created = atomic_load_explicit(&wq_state.n_created, memory_order_relaxed);
+	st->workers_reaped = atomic_load_explicit(&wq_state.n_reaped, memory_order_relaxed);
+	st->create_failures = atomic_load_explicit(&wq_state.n_create_fail, memory_order_relaxed);
+	st->maydays = atomic_load_explicit(&wq_state.n_maydays, memory_order_relaxed);
+	st->stalls = atomic_load_explicit(&wq_state.n_stalls, memory_order_relaxed);
+	st->refused = atomic_load_explicit(&wq_state.n_refused, memory_order_relaxed);
+}
