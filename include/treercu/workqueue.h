@@ -308,8 +308,6 @@ TRCU_API const char *trcu_wq_affn_name(enum trcu_wq_affn scope);
 /* "cpu", "smt", "cache", "cache_shard", "numa", "system", "default";
  * -EINVAL for anything else. */
 TRCU_API int trcu_wq_affn_from_name(const char *name);
-/* Internal id of the pool that serves @wq on @cpu (pool-sharing checks). */
-TRCU_API int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu);
 
 /*
  * Wake-up placement (seed 001).  false (default): the worker to wake is
@@ -372,12 +370,6 @@ TRCU_API void trcu_wq_shutdown(void);
  * than 8 functions).
  */
 TRCU_API int trcu_wq_at_shutdown(void (*fn)(void));
-
-/*
- * Test hook: make the next @n thread creations of the subsystem fail as if
- * pthread_create() returned EAGAIN (n < 0: all of them until called with 0).
- */
-TRCU_API void trcu_wq_test_fail_thread_create(int n);
 
 #ifdef __cplusplus
 }

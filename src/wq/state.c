@@ -215,7 +215,7 @@ int trcu_wq_set_default_scope(enum trcu_wq_affn scope)
 	return 0;
 }
 
-void trcu_wq_test_fail_thread_create(int n)
+void wq_test_fail_thread_create(int n)
 {
 	atomic_store_explicit(&wq_state.fail_create, n, memory_order_relaxed);
 }

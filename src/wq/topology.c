@@ -504,9 +504,9 @@ int trcu_wq_affn_from_name(const char *name)
 	return -EINVAL;
 }
 
-int trcu_wq_pool_id(struct trcu_workqueue *wq, int cpu)
+int wq_pool_id(struct trcu_workqueue *wq, int cpu)
 {
-	if (wq_check(wq, "trcu_wq_pool_id"))
+	if (wq_check(wq, "wq_pool_id"))
 		return -EINVAL;
 	if (cpu < 0 || cpu >= wq_state.topo.nr_cpus)
 		return -EINVAL;

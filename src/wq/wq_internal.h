@@ -521,6 +521,14 @@ int start_rescuer_locked(struct trcu_workqueue *wq);
 int wq_check(struct trcu_workqueue *wq, const char *fn);
 void wq_free_pwqs(struct trcu_workqueue *wq);
 
+/* ---- Test hooks (tests include this header) ------------------------------------ */
+
+/* Internal id of the pool that serves @wq on @cpu (pool-sharing checks). */
+int wq_pool_id(struct trcu_workqueue *wq, int cpu);
+/* Make the next @n thread creations of the subsystem fail as if
+ * pthread_create() returned EAGAIN (n < 0: all of them until called with 0). */
+void wq_test_fail_thread_create(int n);
+
 #pragma GCC visibility pop
 
 #endif /* TREERCU_WQ_INTERNAL_H */

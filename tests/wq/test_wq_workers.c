@@ -18,6 +18,7 @@
 #include <treercu/workqueue.h>
 
 #include "check.h"
+#include "wq/wq_internal.h"   /* test hooks */
 
 static atomic_int gate, blockers_ran, rescued_ran, b_ran;
 
@@ -71,8 +72,8 @@ static void rescuer(void)
 	struct timespec t0;
 
 	CHECK(r && p);
-	CHECK_EQ(trcu_wq_pool_id(r, 0), trcu_wq_pool_id(p, 0));   /* shared pool */
-	trcu_wq_test_fail_thread_create(-1);
+	CHECK_EQ(wq_pool_id(r, 0), wq_pool_id(p, 0));   /* shared pool */
+	wq_test_fail_thread_create(-1);
 	for (int i = 0; i < 3; i++) {
 		TRCU_INIT_WORK(&blk[i], blocker_fn);
 		CHECK(trcu_queue_work(p, &blk[i]));
@@ -98,16 +99,16 @@ static void rescuer(void)
 	CHECK_EQ(st.nr_rescuers, 1);
 	printf("  rescuer: 5 items ran while creation failed (%lu failures, %lu maydays, "
 	       "%lu rescued)\n", st.create_failures, st.maydays, st.rescued);
-	trcu_wq_test_fail_thread_create(0);
+	wq_test_fail_thread_create(0);
 	atomic_store(&gate, 1);
 	CHECK_EQ(trcu_flush_workqueue(p), 0);
 	CHECK_EQ(atomic_load(&blockers_ran), 3);
 	CHECK_EQ(trcu_destroy_workqueue(p), 0);
 	CHECK_EQ(trcu_destroy_workqueue(r), 0);
 	/* alloc of a MEM_RECLAIM workqueue when its rescuer cannot start: EAGAIN */
-	trcu_wq_test_fail_thread_create(1);
+	wq_test_fail_thread_create(1);
 	CHECK(!trcu_alloc_workqueue("norescuer", TRCU_WQ_MEM_RECLAIM, 0));
-	trcu_wq_test_fail_thread_create(0);
+	wq_test_fail_thread_create(0);
 }
 
 static void stall(struct trcu_workqueue *wq, const char *what)
