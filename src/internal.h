@@ -375,6 +375,26 @@ void sys_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)
 void sys_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* tunables.c */
+/* One row of the tunables table.  The core's rows keep their value in
+ * rcu_state.tun (off); a layer above the core (the workqueue) registers
+ * rows of its own whose value lives in that layer (field). */
+struct tunable {
+	const char *name;
+	size_t off;        /* offset in struct tun_values (field NULL) */
+	_Atomic long *field;          /* a registered row's value */
+	const char *const *names;     /* optional: names[v] also means v */
+	long lo, hi;
+	long def;          /* treercu profile; -1: computed */
+	long kdef;         /* kernel profile; -1: computed */
+	bool reshape;      /* needs the rcu_node tree rebuilt */
+};
+/* Add a layer's rows to the table: their environment variables are read
+ * (now, or at the core's init if it has not run) and trcu_set_tunable(),
+ * trcu_get_tunable() and the profiles reach them.  From a constructor
+ * (before any thread exists); one layer. */
+void tun_register(const struct tunable *rows, size_t n);
+/* trcu_set_tunable() on behalf of @caller (named in the refusal). */
+int tun_set(const char *caller, const char *name, long value);
 void tun_init(void);
 void tun_apply_profile(enum tun_profile p);
 long tun_parse_long(const char *name, const char *text, long lo, long hi, long *out);

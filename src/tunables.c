@@ -16,16 +16,7 @@
 
 #include "internal.h"
 
-struct tunable {
-	const char *name;
-	size_t off;        /* offset in struct tun_values */
-	long lo, hi;
-	long def;          /* treercu profile; -1: computed */
-	long kdef;         /* kernel profile; -1: computed */
-	bool reshape;      /* needs the rcu_node tree rebuilt */
-};
-
-#define T(n) #n, offsetof(struct tun_values, n)
+#define T(n) #n, offsetof(struct tun_values, n), NULL, NULL
 static const struct tunable tunables[] = {
 	{ T(early_report),           0, 1,         1,     1,     false },
 	{ T(drive_from_caller),      0, 1,         1,     0,     false },
@@ -55,8 +46,18 @@ static const struct tunable tunables[] = {
 #undef T
 #define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
 
+/* The rows a layer above the core registered (tun_register()): written by
+ * its constructor before any thread exists, read-only after. */
+static const struct tunable *tun_upper;
+static size_t tun_nr_upper;
+/* tun_init() has run (under the core's init once): a row registered later
+ * reads its environment variable itself. */
+static bool tun_env_done;
+
 static _Atomic long *tun_field(const struct tunable *t)
 {
+	if (t->field)
+		return t->field;
 	return (_Atomic long *)((char *)&rcu_state.tun + t->off);
 }
 
@@ -65,6 +66,9 @@ static const struct tunable *tun_find(const char *name)
 	for (size_t i = 0; i < NR_TUNABLES; i++)
 		if (!strcmp(tunables[i].name, name))
 			return &tunables[i];
+	for (size_t i = 0; i < tun_nr_upper; i++)
+		if (!strcmp(tun_upper[i].name, name))
+			return &tun_upper[i];
 	return NULL;
 }
 
@@ -138,15 +142,21 @@ static long profile_value(const char *name, int p)
 	return p == TUN_PROFILE_KERNEL ? t->kdef : t->def;
 }
 
+static void tun_apply_row(const struct tunable *t, enum tun_profile p)
+{
+	long v = p == TUN_PROFILE_KERNEL ? t->kdef : t->def;
+
+	if (v < 0)
+		v = computed_default(t, p);
+	atomic_store_explicit(tun_field(t), v, memory_order_relaxed);
+}
+
 void tun_apply_profile(enum tun_profile p)
 {
-	for (size_t i = 0; i < NR_TUNABLES; i++) {
-		long v = p == TUN_PROFILE_KERNEL ? tunables[i].kdef : tunables[i].def;
-
-		if (v < 0)
-			v = computed_default(&tunables[i], p);
-		atomic_store_explicit(tun_field(&tunables[i]), v, memory_order_relaxed);
-	}
+	for (size_t i = 0; i < NR_TUNABLES; i++)
+		tun_apply_row(&tunables[i], p);
+	for (size_t i = 0; i < tun_nr_upper; i++)
+		tun_apply_row(&tun_upper[i], p);
 	atomic_store_explicit(&rcu_state.tun.profile, p, memory_order_relaxed);
 }
 
@@ -220,12 +230,72 @@ static int profile_from_name(const char *name)
 	return -1;
 }
 
+/* A row with names: the value whose name text is, or -1. */
+static long name_value(const struct tunable *t, const char *text)
+{
+	for (long v = t->lo; v <= t->hi; v++)
+		if (t->names[v] && !strcmp(t->names[v], text))
+			return v;
+	return -1;
+}
+
+/* "cpu, smt, ..." : the names a row accepts, for its refusal message. */
+static void names_list(const struct tunable *t, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (long v = t->lo; v <= t->hi && n < len; v++)
+		if (t->names[v])
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", t->names[v]);
+}
+
+/* A row's environment variable, if set: a decimal number, or one of the
+ * row's names; anything else is refused and the value stays. */
+static void tun_read_env(const struct tunable *t)
+{
+	char env[64], names[160];
+	const char *text;
+	long v;
+
+	env_name(env, sizeof(env), t->name);
+	text = getenv(env);
+	if (!text)
+		return;
+	if (t->names && (v = name_value(t, text)) >= 0) {
+		atomic_store_explicit(tun_field(t), v, memory_order_relaxed);
+		return;
+	}
+	if (t->names && (text[0] < '0' || text[0] > '9') && text[0] != '-') {
+		names_list(t, names, sizeof(names));
+		sys_warn("%s=\"%s\" refused: unknown name (accepted: %s, or %ld..%ld)",
+			  env, text, names, t->lo, t->hi);
+		return;
+	}
+	if (!tun_parse_long(env, text, t->lo, t->hi, &v))
+		atomic_store_explicit(tun_field(t), v, memory_order_relaxed);
+}
+
+void tun_register(const struct tunable *rows, size_t n)
+{
+	if (tun_upper && tun_upper != rows)
+		sys_die("tun_register: a second layer's tunables");
+	tun_upper = rows;
+	tun_nr_upper = n;
+	if (!tun_env_done)
+		return;   /* tun_init() reads them */
+	for (size_t i = 0; i < n; i++) {
+		tun_apply_row(&rows[i], (enum tun_profile)atomic_load_explicit(
+				      &rcu_state.tun.profile, memory_order_relaxed));
+		tun_read_env(&rows[i]);
+	}
+}
+
 /* Called once at init: profile first, then individual overrides. */
 void tun_init(void)
 {
 	const char *prof = getenv("TREERCU_PROFILE");
 	int p = TUN_PROFILE_TREERCU;
-	char env[64];
 
 	if (prof && (p = profile_from_name(prof)) < 0) {
 		sys_warn("TREERCU_PROFILE=\"%s\" refused: unknown profile (accepted: treercu, kernel)",
@@ -233,15 +303,11 @@ void tun_init(void)
 		p = TUN_PROFILE_TREERCU;
 	}
 	tun_apply_profile((enum tun_profile)p);
-	for (size_t i = 0; i < NR_TUNABLES; i++) {
-		const char *text;
-		long v;
-
-		env_name(env, sizeof(env), tunables[i].name);
-		text = getenv(env);
-		if (text && !tun_parse_long(env, text, tunables[i].lo, tunables[i].hi, &v))
-			atomic_store_explicit(tun_field(&tunables[i]), v, memory_order_relaxed);
-	}
+	for (size_t i = 0; i < NR_TUNABLES; i++)
+		tun_read_env(&tunables[i]);
+	for (size_t i = 0; i < tun_nr_upper; i++)
+		tun_read_env(&tun_upper[i]);
+	tun_env_done = true;
 }
 
 /*
@@ -278,19 +344,24 @@ static int set_fanout(const struct tunable *t, long value)
 
 int trcu_set_tunable(const char *name, long value)
 {
+	return tun_set("trcu_set_tunable", name, value);
+}
+
+int tun_set(const char *caller, const char *name, long value)
+{
 	const struct tunable *t;
 
 	rcu_init();
 	t = name ? tun_find(name) : NULL;
 	if (!t) {
-		sys_warn("trcu_set_tunable: unknown tunable \"%s\" (see docs/tunables.md)",
+		sys_warn("%s: unknown tunable \"%s\" (see docs/tunables.md)", caller,
 			  name ? name : "(null)");
 		errno = EINVAL;
 		return -1;
 	}
 	if (value < t->lo || value > t->hi) {
-		sys_warn("trcu_set_tunable: %s=%ld refused: out of range (accepted: %ld..%ld)",
-			  t->name, value, t->lo, t->hi);
+		sys_warn("%s: %s=%ld refused: out of range (accepted: %ld..%ld)",
+			  caller, t->name, value, t->lo, t->hi);
 		errno = EINVAL;
 		return -1;
 	}

@@ -320,7 +320,9 @@ TRCU_API void trcu_wq_set_wake_under_lock(bool on);
 TRCU_API bool trcu_wq_get_wake_under_lock(void);
 
 /*
- * Tunables (environment variable read at first use / setter; 0 or -EINVAL):
+ * Tunables: rows of the library's tunables table (docs/tunables.md), also
+ * reachable as trcu_set_tunable("wq_stall_us", ...) and so on; environment
+ * variable read at first use / setter; 0 or -EINVAL (with the table's message):
  *  idle timeout    TREERCU_WQ_IDLE_TIMEOUT_MS  idle workers above the reserve
  *                  are reaped after this long (default 10000, 1..3600000)
  *  stall threshold TREERCU_WQ_STALL_US  a pool with pending work whose

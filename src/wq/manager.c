@@ -105,10 +105,8 @@ static void pool_retry_create(struct worker_pool *pool, uint64_t now)
  * *busy if some pool has work pending or running (the watchdog's tick). */
 static uint64_t watch_pools(uint64_t now, bool *busy)
 {
-	uint64_t stall_ns = (uint64_t)atomic_load_explicit(&wq_state.stall_us,
-							   memory_order_relaxed) * 1000;
-	uint64_t idle_ns = (uint64_t)atomic_load_explicit(&wq_state.idle_timeout_ms,
-							  memory_order_relaxed) * 1000000;
+	uint64_t stall_ns = (uint64_t)WQ_TUN(wq_stall_us) * 1000;
+	uint64_t idle_ns = (uint64_t)WQ_TUN(wq_idle_timeout_ms) * 1000000;
 	uint64_t next = UINT64_MAX;
 	struct worker *zombies = NULL;
 

@@ -161,7 +161,7 @@ void worker_leave_idle(struct worker *w)
 
 int pool_max_workers(struct worker_pool *pool)
 {
-	unsigned int m = atomic_load_explicit(&wq_state.max_workers, memory_order_relaxed);
+	unsigned int m = (unsigned int)WQ_TUN(wq_max_workers);
 
 	if (m)
 		return (int)m;

@@ -18,6 +18,12 @@
 #include "wq_internal.h"
 
 struct wq_state wq_state = {
+	.tun = {
+		.wq_idle_timeout_ms = WQ_DFL_IDLE_TIMEOUT_MS,
+		.wq_stall_us = WQ_DFL_STALL_US,
+		.wq_cache_shard_size = WQ_DFL_CACHE_SHARD_SIZE,
+		.wq_affinity_scope = TRCU_WQ_AFFN_CACHE_SHARD,
+	},
 	.mutex = PTHREAD_MUTEX_INITIALIZER,
 	.owner_lock = PTHREAD_MUTEX_INITIALIZER,
 	.timer_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -34,63 +40,38 @@ __thread int thread_cpu_hint = -1;
 
 /* ---- Tunables and initialisation ----------------------------------------------- */
 
-#define DFL_IDLE_TIMEOUT_MS 10000u
-#define DFL_STALL_US        2000u
+/*
+ * The workqueue's rows of the one tunables table (src/tunables.c,
+ * docs/tunables.md): the core reads their TREERCU_WQ_* variables with its
+ * own, applies the profiles to them, refuses bad values with its messages,
+ * and trcu_set_tunable()/trcu_get_tunable() reach them by name.  The values
+ * live in wq_state (statically initialised to the defaults below).
+ */
+#define WQ_ROW(field_, lo_, hi_, def_)					\
+	{ .name = #field_, .field = &wq_state.tun.field_, .lo = (lo_), .hi = (hi_),	\
+	  .def = (def_), .kdef = (def_) }
+static const struct tunable wq_tunables[] = {
+	WQ_ROW(wq_idle_timeout_ms, 1, 3600000, WQ_DFL_IDLE_TIMEOUT_MS),
+	WQ_ROW(wq_stall_us, 100, 10000000, WQ_DFL_STALL_US),
+	WQ_ROW(wq_max_workers, 0, 4096, 0),
+	WQ_ROW(wq_wake_under_lock, 0, 1, 0),
+	WQ_ROW(wq_cache_shard_size, 1, WQ_MAX_CPUS, WQ_DFL_CACHE_SHARD_SIZE),
+	{ .name = "wq_affinity_scope", .field = &wq_state.tun.wq_affinity_scope,
+	  .names = affn_names, .lo = TRCU_WQ_AFFN_CPU, .hi = TRCU_WQ_AFFN_NR - 1,
+	  .def = TRCU_WQ_AFFN_CACHE_SHARD, .kdef = TRCU_WQ_AFFN_CACHE_SHARD },
+};
+#undef WQ_ROW
 
-static long env_long(const char *name, long lo, long hi, long dfl)
+/* At load, before any thread exists. */
+__attribute__((constructor)) static void wq_tunables_register(void)
 {
-	const char *v = getenv(name);
-	long out;
-
-	if (!v || !*v)
-		return dfl;
-	if (tun_parse_long(name, v, lo, hi, &out))
-		return dfl;
-	return out;
+	tun_register(wq_tunables, sizeof(wq_tunables) / sizeof(wq_tunables[0]));
 }
 
-/* Reads the tunables' environment variables once (wq_state.mutex held). */
-static void tunables_init_locked(void)
-{
-	const char *scope;
-
-	if (wq_state.tun_env_read)
-		return;
-	wq_state.tun_env_read = true;
-	atomic_store_explicit(&wq_state.idle_timeout_ms,
-			      (unsigned int)env_long("TREERCU_WQ_IDLE_TIMEOUT_MS", 1, 3600000,
-						     DFL_IDLE_TIMEOUT_MS), memory_order_relaxed);
-	atomic_store_explicit(&wq_state.stall_us,
-			      (unsigned int)env_long("TREERCU_WQ_STALL_US", 100, 10000000,
-						     DFL_STALL_US), memory_order_relaxed);
-	atomic_store_explicit(&wq_state.max_workers,
-			      (unsigned int)env_long("TREERCU_WQ_MAX_WORKERS", 0, 4096, 0),
-			      memory_order_relaxed);
-	atomic_store_explicit(&wq_state.wake_under_lock,
-			      env_long("TREERCU_WQ_WAKE_UNDER_LOCK", 0, 1, 0) != 0,
-			      memory_order_relaxed);
-	atomic_store_explicit(&wq_state.default_scope, TRCU_WQ_AFFN_CACHE_SHARD,
-			      memory_order_relaxed);
-	scope = getenv("TREERCU_WQ_AFFINITY_SCOPE");
-	if (scope && *scope) {
-		int s = -1;
-
-		for (int i = TRCU_WQ_AFFN_CPU; i < TRCU_WQ_AFFN_NR; i++)
-			if (!strcmp(scope, affn_names[i]))
-				s = i;
-		if (s < 0)
-			sys_warn("TREERCU_WQ_AFFINITY_SCOPE=\"%s\" refused (accepted: cpu, smt, "
-				  "cache, cache_shard, numa, system)", scope);
-		else
-			atomic_store_explicit(&wq_state.default_scope, s, memory_order_relaxed);
-	}
-}
-
+/* The environment's values are in force: the core's init reads them. */
 static void tunables_init(void)
 {
-	pthread_mutex_lock(&wq_state.mutex);
-	tunables_init_locked();
-	pthread_mutex_unlock(&wq_state.mutex);
+	rcu_init();
 }
 
 /* Work items queued or running on every live workqueue. */
@@ -144,11 +125,13 @@ static void wq_atexit(void)
 	trcu_wq_shutdown();
 }
 
-/* First use: tunables, topology, atexit (wq_state.mutex held).  0, or
+/* First use: the RCU core (its init reads the tunables, and registers its
+ * atexit handler first, so that the workqueue shuts down before it at exit),
+ * topology, atexit (wq_state.mutex held).  0, or
  * -ENOMEM with the workqueue subsystem still uninitialised. */
 int wq_init_locked(void)
 {
-	tunables_init_locked();
+	tunables_init();
 	if (topo_init_locked())   /* again after trcu_wq_set_topology() */
 		return -ENOMEM;
 	if (wq_state.inited)
@@ -165,54 +148,42 @@ int wq_init_locked(void)
 
 void trcu_wq_set_wake_under_lock(bool on)
 {
-	tunables_init();
-	atomic_store_explicit(&wq_state.wake_under_lock, on, memory_order_relaxed);
+	tun_set("trcu_wq_set_wake_under_lock", "wq_wake_under_lock", on);
 }
 
 bool trcu_wq_get_wake_under_lock(void)
 {
 	tunables_init();
-	return atomic_load_explicit(&wq_state.wake_under_lock, memory_order_relaxed);
+	return wake_under_lock();
 }
 
-static int set_tunable(const char *name, _Atomic unsigned int *dst, unsigned int v,
-		       unsigned int lo, unsigned int hi)
+/* Through the one table (its range, its refusal message naming @caller). */
+static int set_tunable(const char *caller, const char *name, unsigned int v)
 {
-	tunables_init();
-	if (v < lo || v > hi) {
-		sys_warn("%s: %u refused (accepted: %u..%u)", name, v, lo, hi);
+	if (tun_set(caller, name, (long)v))
 		return -EINVAL;
-	}
-	atomic_store_explicit(dst, v, memory_order_relaxed);
 	wake_manager();   /* re-plan the next pass with the new value */
 	return 0;
 }
 
 int trcu_wq_set_idle_timeout_ms(unsigned int ms)
 {
-	return set_tunable("trcu_wq_set_idle_timeout_ms", &wq_state.idle_timeout_ms, ms, 1,
-			   3600000);
+	return set_tunable("trcu_wq_set_idle_timeout_ms", "wq_idle_timeout_ms", ms);
 }
 
 int trcu_wq_set_stall_us(unsigned int us)
 {
-	return set_tunable("trcu_wq_set_stall_us", &wq_state.stall_us, us, 100, 10000000);
+	return set_tunable("trcu_wq_set_stall_us", "wq_stall_us", us);
 }
 
 int trcu_wq_set_max_workers(unsigned int n)
 {
-	return set_tunable("trcu_wq_set_max_workers", &wq_state.max_workers, n, 0, 4096);
+	return set_tunable("trcu_wq_set_max_workers", "wq_max_workers", n);
 }
 
 int trcu_wq_set_default_scope(enum trcu_wq_affn scope)
 {
-	tunables_init();
-	if ((int)scope <= TRCU_WQ_AFFN_DFL || scope >= TRCU_WQ_AFFN_NR) {
-		sys_warn("trcu_wq_set_default_scope: scope %d refused (cpu..system)", (int)scope);
-		return -EINVAL;
-	}
-	atomic_store_explicit(&wq_state.default_scope, scope, memory_order_relaxed);
-	return 0;
+	return tun_set("trcu_wq_set_default_scope", "wq_affinity_scope", (long)scope) ? -EINVAL : 0;
 }
 
 void wq_test_fail_thread_create(int n)

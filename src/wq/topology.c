@@ -363,14 +363,11 @@ int topo_init_locked(void)
 {
 	struct wq_topo *t = &wq_state.topo;
 	const char *env = getenv("TREERCU_WQ_TOPOLOGY");
-	const char *senv = getenv("TREERCU_WQ_CACHE_SHARD_SIZE");
-	long shard = 8;
+	long shard = WQ_TUN(wq_cache_shard_size);
 	int ret = -1;
 
 	if (wq_state.topo_set)
 		return 0;
-	if (senv && tun_parse_long("TREERCU_WQ_CACHE_SHARD_SIZE", senv, 1, WQ_MAX_CPUS, &shard))
-		shard = 8;
 	if (wq_state.topo_spec) {
 		ret = topo_parse(t, "trcu_wq_set_topology", wq_state.topo_spec, (int)shard);
 	} else if (env && *env && strcmp(env, "real")) {
@@ -471,7 +468,7 @@ int trcu_wq_nr_pods(enum trcu_wq_affn scope)
 	if (wq_topo_ready())
 		return -ENOMEM;
 	if (scope == TRCU_WQ_AFFN_DFL)
-		scope = atomic_load_explicit(&wq_state.default_scope, memory_order_relaxed);
+		scope = (enum trcu_wq_affn)WQ_TUN(wq_affinity_scope);
 	if ((int)scope <= TRCU_WQ_AFFN_DFL || scope >= TRCU_WQ_AFFN_NR)
 		return -EINVAL;
 	return wq_state.topo.pt[scope].nr_pods;
@@ -482,7 +479,7 @@ int trcu_wq_cpu_pod(enum trcu_wq_affn scope, int cpu)
 	if (wq_topo_ready())
 		return -ENOMEM;
 	if (scope == TRCU_WQ_AFFN_DFL)
-		scope = atomic_load_explicit(&wq_state.default_scope, memory_order_relaxed);
+		scope = (enum trcu_wq_affn)WQ_TUN(wq_affinity_scope);
 	if ((int)scope <= TRCU_WQ_AFFN_DFL || scope >= TRCU_WQ_AFFN_NR || cpu < 0 ||
 	    cpu >= wq_state.topo.nr_cpus)
 		return -EINVAL;

@@ -91,7 +91,7 @@ static struct trcu_workqueue *alloc_wq_locked(const char *name, unsigned int fla
 	wq->flags = flags;
 	wq->max_active = max_active ? max_active : TRCU_WQ_DFL_ACTIVE;
 	if (scope == TRCU_WQ_AFFN_DFL)
-		scope = atomic_load_explicit(&wq_state.default_scope, memory_order_relaxed);
+		scope = (enum trcu_wq_affn)WQ_TUN(wq_affinity_scope);
 	wq->scope = unbound ? scope : TRCU_WQ_AFFN_CPU;
 	pthread_mutex_init(&wq->flush_mutex, NULL);
 	pthread_mutex_init(&wq->mayday_lock, NULL);

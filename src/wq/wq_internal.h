@@ -177,6 +177,11 @@ struct wq_topo {
 			      WORKER_UNBOUND | WORKER_RESCUER)
 
 #define BUSY_HASH 64
+#define WQ_DFL_IDLE_TIMEOUT_MS  10000
+#define WQ_DFL_STALL_US         2000
+#define WQ_DFL_CACHE_SHARD_SIZE 8
+/* A workqueue tunable's value (a row of the one table: state.c). */
+#define WQ_TUN(name) atomic_load_explicit(&wq_state.tun.name, memory_order_relaxed)
 #define CREATE_COOLDOWN_NS 10000000ull   /* 10 ms between failed worker creations */
 
 struct pool_workqueue;
@@ -295,13 +300,16 @@ struct wq_state {
 	struct trcu_workqueue *wqs, *dead_wqs;
 	struct trcu_workqueue *system_wq, *system_unbound_wq;
 
-	/* Tunables: relaxed atomics, each value is used on its own. */
-	_Atomic bool wake_under_lock;
-	_Atomic unsigned int idle_timeout_ms;
-	_Atomic unsigned int stall_us;
-	_Atomic unsigned int max_workers;
-	_Atomic int default_scope;
-	bool tun_env_read;
+	/* Tunables: the workqueue's rows of the one table (state.c); relaxed
+	 * atomics, each value is used on its own. */
+	struct {
+		_Atomic long wq_idle_timeout_ms;
+		_Atomic long wq_stall_us;
+		_Atomic long wq_max_workers;
+		_Atomic long wq_wake_under_lock;
+		_Atomic long wq_cache_shard_size;
+		_Atomic long wq_affinity_scope;
+	} tun;
 
 	/* The manager thread: timers, stall watchdog, reaping, maydays. */
 	pthread_t mgr;
@@ -418,7 +426,7 @@ static inline struct worker *kick_pool_pick(struct worker_pool *pool)
 
 static inline bool wake_under_lock(void)
 {
-	return atomic_load_explicit(&wq_state.wake_under_lock, memory_order_relaxed);
+	return WQ_TUN(wq_wake_under_lock) != 0;
 }
 
 static inline int work_color_of(uintptr_t d)
