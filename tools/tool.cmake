@@ -1,7 +1,27 @@
-# The treercu tool's extras, included after its target is defined: the
-# option parser, zlib for the plots (a tool-only dependency), and the
-# version and commit every output records.
-target_sources(treercu-tool PRIVATE ${CMAKE_CURRENT_LIST_DIR}/options.c)
+# The treercu tool's sources and extras, included after its target is
+# defined.  The sources by purpose:
+#   common/       helpers every subcommand uses: option tables and parsing,
+#                 time, statistics, tables, JSON, progress, PNG plots
+#   bench/        benchmarks beside liburcu (refscale, scale, callbacks, wq)
+#                 and the quick summary with its goals (bench/goals.tsv)
+#   experiments/  reproductions of one kernel patch each, named after the
+#                 mechanism it changes
+#   torture/      the rcutorture pipeline
+# zlib for the plots is a tool-only dependency; every output records the
+# version and commit.
+set(d ${CMAKE_CURRENT_LIST_DIR})
+target_sources(treercu-tool PRIVATE
+  ${d}/common/options.c
+  ${d}/common/common.c
+  ${d}/bench/liburcu_glue.c
+  ${d}/bench/refscale.c
+  ${d}/bench/scale.c
+  ${d}/bench/wq.c
+  ${d}/experiments/early_report.c
+  ${d}/experiments/wake_from_gp.c
+  ${d}/torture/torture.c
+)
+target_include_directories(treercu-tool PRIVATE ${d}/common ${d}/bench ${d}/experiments ${d}/torture)
 find_package(ZLIB REQUIRED)   # Debian: zlib1g-dev (scripts/deps.sh)
 target_link_libraries(treercu-tool PRIVATE ZLIB::ZLIB)
 set(TREERCU_TOOL_COMMIT "")
