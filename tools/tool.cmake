@@ -13,12 +13,16 @@ set(d ${CMAKE_CURRENT_LIST_DIR})
 target_sources(treercu-tool PRIVATE
   ${d}/common/options.c
   ${d}/common/common.c
+  ${d}/common/plot.c
   ${d}/bench/liburcu_glue.c
   ${d}/bench/refscale.c
   ${d}/bench/scale.c
   ${d}/bench/wq.c
   ${d}/experiments/early_report.c
-  ${d}/experiments/wake_from_gp.c
+  ${d}/experiments/sync_paths.c
+  ${d}/experiments/wake_from_gp_latency.c
+  ${d}/experiments/wake_from_gp_plot.c
+  ${d}/experiments/wake_from_gp_callbacks.c
   ${d}/torture/torture.c
 )
 target_include_directories(treercu-tool PRIVATE ${d}/common ${d}/bench ${d}/experiments ${d}/torture)

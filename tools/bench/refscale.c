@@ -13,6 +13,7 @@
 #include <treercu/rcu.h>
 
 #include "common.h"
+#include "results.h"
 #include "liburcu_glue.h"
 
 enum { V_TRCU, V_MEMB, V_QSBR, V_TRCU_QSBR, NVAR };

@@ -24,6 +24,7 @@
 #include <treercu/rcu.h>
 
 #include "common.h"
+#include "results.h"
 #include "liburcu_glue.h"
 
 #define NLIB 2

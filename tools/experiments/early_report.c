@@ -11,6 +11,7 @@
 #include <treercu/rcu.h>
 
 #include "common.h"
+#include "results.h"
 
 /* ---- seed 000: report the GP driver's quiescent state early ------------ */
 

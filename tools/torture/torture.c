@@ -46,6 +46,7 @@
 #include <treercu/rcu.h>
 
 #include "common.h"
+#include "results.h"
 
 #define PIPE_LEN 10                 /* RCU_TORTURE_PIPE_LEN */
 #define POOL 64
