@@ -18,7 +18,9 @@ target_sources(treercu-tool PRIVATE
   ${d}/bench/refscale.c
   ${d}/bench/scale.c
   ${d}/bench/wq.c
+  ${d}/bench/quick.c
   ${d}/experiments/early_report.c
+  ${d}/experiments/wake_after_unlock.c
   ${d}/experiments/sync_paths.c
   ${d}/experiments/wake_from_gp_latency.c
   ${d}/experiments/wake_from_gp_plot.c

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * treercu wq: the workqueue benchmark of seed 001 (the kernel's
- * lib/test_workqueue.c in batched-submit mode), and `treercu seeds 001`.
+ * treercu wq: the workqueue benchmark (the kernel's lib/test_workqueue.c in
+ * batched-submit mode); experiments/wake_after_unlock.c runs it beside the
+ * kernel patch's figures (`treercu seeds 001`).
  *
  * For each affinity scope: N producer threads (default 8), each standing
  * for one virtual CPU (trcu_wq_set_thread_cpu), submit M items (default
@@ -9,7 +10,7 @@
  * items, timing every trcu_queue_work() call, then wait for the batch to
  * finish.  Reported: items/s (all items / wall time from the start signal to
  * the last completion) and p50/p90/p99 of the enqueue call.  The wake-up
- * placement (after the pool lock, seed 001, vs under it) alternates within
+ * placement (after the pool lock vs under it) alternates within
  * each scope, repeat after repeat (run_interleaved), and the tables give
  * the median over repeats and the spread ((max - min) / median).
  */
@@ -28,10 +29,10 @@
 
 #include "common.h"
 #include "tool.h"
+#include "wq.h"
 
 #define DFL_TOPOLOGY "cpus=8,smt=1,llc=8,numa=1"
-#define NSCOPES 6
-#define NMODES 2      /* 0: wake under the lock (baseline), 1: deferred (seed 001) */
+#define NMODES 2      /* 0: wake under the lock (baseline), 1: deferred after it */
 #define MAX_REPS 20
 
 static const enum trcu_wq_affn bench_scopes[NSCOPES] = {
@@ -39,10 +40,6 @@ static const enum trcu_wq_affn bench_scopes[NSCOPES] = {
 	TRCU_WQ_AFFN_CACHE, TRCU_WQ_AFFN_NUMA, TRCU_WQ_AFFN_SYSTEM,
 };
 
-/* The seed's figures (arm64 VM, 8 vCPUs, averages of five runs). */
-static const double seed_base[NSCOPES] = { 1419973, 1442921, 1184058, 1167603, 1163617, 1175933 };
-static const double seed_patched[NSCOPES] = { 1413896, 1437164, 1279184, 1271341, 1285427,
-					      1255227 };
 
 struct bench_cfg {
 	int producers, batch, reps;
@@ -327,7 +324,7 @@ static int wq_bench_main(struct tool_opts *o, struct bench_run *r, const char *c
 	return r->failed ? 1 : 0;
 }
 
-static void print_tables(struct bench_run *r, struct json *j, bool with_seed)
+static void print_tables(struct bench_run *r, struct json *j, const struct wq_seed *seed)
 {
 	static const char *const cols[] = { "scope", "under lock items/s", "spread",
 					    "deferred items/s", "spread", "gain",
@@ -337,7 +334,7 @@ static void print_tables(struct bench_run *r, struct json *j, bool with_seed)
 	static const int lwidths[] = { 11, 10, 7, 7, 7 };
 	struct table t;
 
-	tab_start(&t, with_seed ? 9 : 6, cols, widths);
+	tab_start(&t, seed ? 9 : 6, cols, widths);
 	json_arr(j, "scopes");
 	for (int s = 0; s < NSCOPES; s++) {
 		struct summary tp[NMODES];
@@ -351,10 +348,10 @@ static void print_tables(struct bench_run *r, struct json *j, bool with_seed)
 		tab_cell(&t, "%.0f", tp[1].median);
 		tab_cell(&t, "%.0f%%", tp[1].spread);
 		tab_cell(&t, "%+.1f%%", (tp[1].median / tp[0].median - 1) * 100);
-		if (with_seed) {
-			tab_cell(&t, "%.0f", seed_base[s]);
-			tab_cell(&t, "%.0f", seed_patched[s]);
-			tab_cell(&t, "%+.1f%%", (seed_patched[s] / seed_base[s] - 1) * 100);
+		if (seed) {
+			tab_cell(&t, "%.0f", seed->base[s]);
+			tab_cell(&t, "%.0f", seed->patched[s]);
+			tab_cell(&t, "%+.1f%%", (seed->patched[s] / seed->base[s] - 1) * 100);
 		}
 		json_obj(j, NULL);
 		json_str(j, "scope", trcu_wq_affn_name(bench_scopes[s]));
@@ -368,16 +365,15 @@ static void print_tables(struct bench_run *r, struct json *j, bool with_seed)
 			json_end(j, '}');
 		}
 		json_num(j, "gain_pct", (tp[1].median / tp[0].median - 1) * 100);
-		if (with_seed) {
-			json_num(j, "seed_base_items_per_s", seed_base[s]);
-			json_num(j, "seed_patched_items_per_s", seed_patched[s]);
+		if (seed) {
+			json_num(j, "seed_base_items_per_s", seed->base[s]);
+			json_num(j, "seed_patched_items_per_s", seed->patched[s]);
 		}
 		json_end(j, '}');
 	}
 	json_end(j, ']');
-	printf("\nenqueue latency (trcu_queue_work() call, median over repeats)%s\n\n",
-	       with_seed ? "; seed: p50 ~2875 -> ~2625 ns, p99 ~5000 -> ~4200 ns (contended scopes)"
-			 : "");
+	printf("\nenqueue latency (trcu_queue_work() call, median over repeats)%s%s\n\n",
+	       seed ? "; " : "", seed ? seed->latency_note : "");
 	tab_start(&t, 5, lcols, lwidths);
 	for (int s = 0; s < NSCOPES; s++) {
 		for (int m = 0; m < NMODES; m++) {
@@ -394,7 +390,7 @@ static void print_tables(struct bench_run *r, struct json *j, bool with_seed)
 	}
 }
 
-static int wq_run(struct tool_opts *o, const char *cmd, bool with_seed)
+int wq_run(struct tool_opts *o, const char *cmd, const struct wq_seed *seed)
 {
 	struct bench_run *r = calloc(1, sizeof(*r));
 	struct json j;
@@ -407,7 +403,7 @@ static int wq_run(struct tool_opts *o, const char *cmd, bool with_seed)
 		free(r);
 		return 2;
 	}
-	if (json_open(&j, o, with_seed ? "seeds001" : "wq")) {
+	if (json_open(&j, o, seed ? seed->json_stem : "wq")) {
 		free(r);
 		return 1;
 	}
@@ -418,11 +414,9 @@ static int wq_run(struct tool_opts *o, const char *cmd, bool with_seed)
 	json_int(&j, "batch", r->cfg.batch);
 	json_int(&j, "reps", r->cfg.reps);
 	json_bool(&j, "quick", o->quick);
-	print_tables(r, &j, with_seed);
-	if (with_seed)
-		printf("\nseed: arm64 VM, 8 vCPUs, kernel threads, averages of five runs.  Here: "
-		       "userspace threads on this machine; `gain` compares the two wake-up "
-		       "placements measured in the same run.\n");
+	print_tables(r, &j, seed);
+	if (seed)
+		printf("\n%s\n", seed->footnote);
 	if (json_close(&j))
 		rc = 1;
 	trcu_wq_shutdown();
@@ -432,10 +426,5 @@ static int wq_run(struct tool_opts *o, const char *cmd, bool with_seed)
 
 int cmd_wq(struct tool_opts *o)
 {
-	return wq_run(o, "wq", false);
-}
-
-int seeds_001(struct tool_opts *o)
-{
-	return wq_run(o, "seeds 001", true);
+	return wq_run(o, "wq", NULL);
 }

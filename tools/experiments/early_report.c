@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seeds: rerun a seed's experiment and print its table beside the seed's own
- * figures.  Also `quick`, the README's main job: every comparison in one
- * short run and one summary table.
+ * Reproduces the kernel patch "rcu: Reduce synchronize_rcu() latency by
+ * reporting GP kthread's CPU QS early" (Joel Fernandes): the grace-period
+ * driver cannot be in a read-side section while it initialises a grace
+ * period, so it reports its own quiescent state at the end of GP init, and
+ * an idle system's grace period ends at the first scan instead of the
+ * second.
+ *
+ * `treercu seeds 000`: synchronize_rcu() latency with the early report off
+ * and on (kernel timing profile) and with treercu's defaults, phases
+ * interleaved, beside the patch's own tables.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,8 +19,6 @@
 
 #include "common.h"
 #include "results.h"
-
-/* ---- seed 000: report the GP driver's quiescent state early ------------ */
 
 #define S0_RUNS_MAX 100
 #define S0_CALLS_MAX 100000
@@ -248,187 +253,4 @@ int cmd_seed000(struct tool_opts *o)
 	struct seed000_result r;
 
 	return seed000_main(o, &r);
-}
-
-/* ---- quick: every comparison, one summary table ------------------------ */
-
-struct qrow {
-	const char *metric, *goal;
-	double trcu, lu, ratio;
-	bool pass, has_lu;
-};
-
-static struct qrow ratio_row(const char *metric, const char *goal, double t, double l,
-			     double limit, bool higher_is_better)
-{
-	double ratio = t / l;
-	bool pass = higher_is_better ? ratio >= limit : ratio <= limit;
-
-	return (struct qrow){ metric, goal, t, l, ratio, pass, true };
-}
-
-/* Callback rows (the callback goals): enqueue, end-to-end, idle barrier, flood. */
-static int quick_cb_rows(struct qrow *q, const struct callbacks_result *c)
-{
-	double mib = c->flood_rss_growth_bytes[0] / (1024.0 * 1024.0);
-	int n = 0;
-
-	q[n++] = ratio_row("call_rcu enqueue ns", "<= 1.0x", c->enqueue_ns[0], c->enqueue_ns[1], 1.0, false);
-	q[n++] = ratio_row("1M callbacks end-to-end /s", ">= 1.0x", c->e2e_cbs_s[0], c->e2e_cbs_s[1], 1.0, true);
-	q[n++] = ratio_row("idle rcu_barrier p50 us", "<=100us", c->barrier_idle_p50_ns[0] / 1e3,
-			   c->barrier_idle_p50_ns[1] / 1e3, 1e9, false);
-	q[n - 1].pass = c->barrier_idle_p50_ns[0] <= 100e3;
-	q[n++] = ratio_row("flood peak RSS growth MiB", "<=0.25x", mib,
-			   c->flood_rss_growth_bytes[1] / (1024.0 * 1024.0), 0.25, false);
-	q[n - 1].pass = q[n - 1].pass && mib <= 64;
-	q[n++] = ratio_row("flood callbacks run /s", ">= 1.0x", c->flood_cbs_s[0], c->flood_cbs_s[1], 1.0, true);
-	return n;
-}
-
-/* A ratio with no liburcu figure beside it (the seeds' list / wakeme). */
-static struct qrow plain_row(const char *metric, const char *goal, double v, double limit)
-{
-	return (struct qrow){ metric, goal, v, 0, 0, v <= limit, false };
-}
-
-/* Seeds 003 and 004 (the wake-path goals): the list path against wakeme. */
-static int quick_sync_rows(struct qrow *q, const struct seed003_result *s3,
-			   const struct seed004_result *s4)
-{
-	int n = 0;
-
-	q[n++] = plain_row("seed 003 list/wakeme p50, kernel", "<=0.95x", s3->load_kernel[0], 0.95);
-	q[n++] = plain_row("seed 003 list/wakeme p50 (default)", "<=0.95x", s3->load_treercu[0], 0.95);
-	q[n++] = plain_row("seed 003 list/wakeme p99 (default)", "<=0.95x", s3->load_treercu[1], 0.95);
-	q[n++] = plain_row("seed 003 64 jobs: list/wakeme p50", "<=0.95x", s3->jobs64[0], 0.95);
-	q[n++] = plain_row("seed 004 list worst p99/idle p99", "<= 2x", s4->list_worst, 2);
-	return n;
-}
-
-static int quick_rows(struct qrow *q, const struct refscale_result *rs,
-		      const struct scale_result *sc, const struct seed000_result *s0,
-		      const struct callbacks_result *cb, const struct torture_result *tr,
-		      const struct seed003_result *s3, const struct seed004_result *s4)
-{
-	const struct scale_point (*t)[3] = sc->pt[0], (*l)[3] = sc->pt[1];
-	int n = 0;
-
-	q[n++] = ratio_row("read pair ns, 1 reader", "<= 1.1x", rs->trcu_ns[0], rs->memb_ns[0], 1.1, false);
-	q[n++] = ratio_row("read pair ns, 2 readers", "<= 1.1x", rs->trcu_ns[1], rs->memb_ns[1], 1.1, false);
-	q[n++] = ratio_row("idle sync p50 us", "<= 1.0x", t[0][0].p50 / 1e3, l[0][0].p50 / 1e3, 1.0, false);
-	q[n++] = ratio_row("1 busy reader: sync p50 us", "<= 1.0x", t[1][0].p50 / 1e3, l[1][0].p50 / 1e3, 1.0, false);
-	q[n++] = ratio_row("1 busy reader: sync p99 us", "<= 1.0x", t[1][0].p99 / 1e3, l[1][0].p99 / 1e3, 1.0, false);
-	q[n++] = ratio_row("2 busy readers: sync p50 us", "<= 1.0x", t[2][0].p50 / 1e3, l[2][0].p50 / 1e3, 1.0, false);
-	q[n++] = ratio_row("2 busy readers: sync p99 us", "<= 1.0x", t[2][0].p99 / 1e3, l[2][0].p99 / 1e3, 1.0, false);
-	q[n++] = ratio_row("64 callers: sync p50 us", "<= 1.0x", t[0][2].p50 / 1e3, l[0][2].p50 / 1e3, 1.0, false);
-	q[n++] = ratio_row("64 callers: sync p99 us", "<= 1.0x", t[0][2].p99 / 1e3, l[0][2].p99 / 1e3, 1.0, false);
-	q[n++] = ratio_row("64 callers: calls/s", ">= 1.0x", t[0][2].calls_s, l[0][2].calls_s, 1.0, true);
-	n += quick_cb_rows(q + n, cb);
-	n += quick_sync_rows(q + n, s3, s4);
-	q[n++] = (struct qrow){ "seed 000 early-report mean cut %", ">= 30%", s0->cut_pct, 0, 0,
-				s0->cut_pct >= 30, false };
-	q[n++] = (struct qrow){ "torture failures", "0", (double)tr->failures, 0, 0,
-				tr->failures == 0, false };
-	return n;
-}
-
-static void quick_print(const struct qrow *q, int n, int rc001, struct json *j)
-{
-	static const char *const cols[] = { "metric", "treercu", "liburcu", "ratio", "goal", "result" };
-	static const int w[] = { 35, 10, 10, 7, 7, 6 };
-	struct tool_machine m;
-	struct table t;
-
-	/* The header names what the table was measured on, so that a copy of
-	 * it (the README's) carries its version, date and machine. */
-	tool_machine(&m);
-	printf("\n=== treercu quick summary (liburcu = liburcu memb; same run) ===\n");
-	printf("treercu %s%s%s%s, %s, %s, %ld CPUs, load average %.2f %.2f %.2f at the end\n",
-	       tool_version(), tool_commit()[0] ? " (commit " : "", tool_commit(),
-	       tool_commit()[0] ? ")" : "", tool_date(), m.model, m.cpus, m.load[0], m.load[1],
-	       m.load[2]);
-	tab_start(&t, 6, cols, w);
-	json_str(j, "command", "quick");
-	json_arr(j, "rows");
-	for (int i = 0; i < n; i++) {
-		bool torture = i == n - 1;
-
-		tab_cell(&t, "%s", q[i].metric);
-		tab_cell(&t, q[i].trcu >= 1000 ? "%.0f" : "%.3g", q[i].trcu);
-		if (q[i].has_lu) {
-			tab_cell(&t, q[i].lu >= 1000 ? "%.0f" : "%.3g", q[i].lu);
-			tab_cell(&t, "%.2fx", q[i].ratio);
-		} else {
-			tab_cell(&t, "%s", "-");
-			tab_cell(&t, "%s", "-");
-		}
-		tab_cell(&t, "%s", q[i].goal);
-		tab_cell(&t, "%s", q[i].pass ? "PASS" : torture ? "FAIL" : "MISS");
-		json_obj(j, NULL);
-		json_str(j, "metric", q[i].metric);
-		json_num(j, "treercu", q[i].trcu);
-		if (q[i].has_lu) {
-			json_num(j, "liburcu", q[i].lu);
-			json_num(j, "ratio", q[i].ratio);
-		}
-		json_str(j, "goal", q[i].goal);
-		json_bool(j, "pass", q[i].pass);
-		json_end(j, '}');
-	}
-	json_end(j, ']');
-	tab_cell(&t, "%s", "seeds 001 (quick)");
-	tab_cell(&t, "exit %d", rc001);
-	tab_cell(&t, "%s", "");
-	tab_cell(&t, "%s", "");
-	tab_cell(&t, "%s", "exit 0");
-	tab_cell(&t, "%s", rc001 ? "FAIL" : "PASS");
-	json_int(j, "seeds_001_exit", rc001);
-}
-
-const struct tool_opt quick_opts[] = {
-	TOPT_S("png", "FILE", "no plot (with --out: DIR/seeds003.png)",
-	       "write the seeds 003 plots to FILE and FILE-load.png"),
-	TOPT_END,
-};
-
-int cmd_quick(struct tool_opts *o)
-{
-	struct tool_opts q = { .quick = true, .out = o->out, .png = opt_str(o, "png") };
-	struct refscale_result rs;
-	struct scale_result sc;
-	struct seed000_result s0;
-	struct torture_result tr;
-	struct callbacks_result cbr;
-	struct seed003_result s3r;
-	struct seed004_result s4r;
-	struct qrow rows[32];
-	uint64_t t0 = now_ns();
-	int n, rc001;
-	struct json j;
-
-	if (json_open(&j, o, "quick"))
-		return 1;
-	machine_note(&j);
-	seed000_main(&q, &s0);
-	refscale_main(&q, &rs);
-	scale_main(&q, &sc);
-	if (scale_callbacks_main(&q, &cbr))
-		return 1;
-	torture_main(&q, &tr);
-	fflush(stdout);
-	rc001 = seeds_001(&q);
-	/* A run that fails early leaves its rows NAN (MISS); one that only
-	 * could not write its plot has filled them. */
-	if (seeds_003_main(&q, &s3r))
-		fprintf(stderr, "quick: seeds 003 reported a failure (above); rows it could not fill read nan\n");
-	if (seeds_004_main(&q, &s4r))
-		fprintf(stderr, "quick: seeds 004 reported a failure (above); a row it could not fill reads nan\n");
-	n = quick_rows(rows, &rs, &sc, &s0, &cbr, &tr, &s3r, &s4r);
-	quick_print(rows, n, rc001, &j);
-	printf("quick: %.0f s in all; MISS = performance goal missed (exit status "
-	       "stays 0); FAIL on torture = exit 1\n", (double)(now_ns() - t0) / 1e9);
-	json_num(&j, "seconds", (double)(now_ns() - t0) / 1e9);
-	if (json_close(&j))
-		return 1;
-	return tr.failures ? 1 : 0;
 }
