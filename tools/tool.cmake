@@ -17,6 +17,7 @@ target_sources(treercu-tool PRIVATE
   ${d}/bench/liburcu_glue.c
   ${d}/bench/refscale.c
   ${d}/bench/scale.c
+  ${d}/bench/callbacks.c
   ${d}/bench/wq.c
   ${d}/bench/quick.c
   ${d}/experiments/early_report.c

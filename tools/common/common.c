@@ -533,3 +533,11 @@ uint64_t lat_count_below(const struct lat_hist *h, double ns)
 		n += h->b[i];
 	return n;
 }
+
+void tool_spawn(pthread_t *tid, void *(*fn)(void *), void *arg, const char *who)
+{
+	if (pthread_create(tid, NULL, fn, arg)) {
+		fprintf(stderr, "%s: pthread_create failed\n", who);
+		exit(1);
+	}
+}

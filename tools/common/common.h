@@ -10,6 +10,7 @@
 #define TREERCU_TOOL_COMMON_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +49,11 @@ extern volatile unsigned long tool_busy_word;
 		UNLOCK; \
 		(count)++; \
 	} } while (0)
+
+/* ---- Threads ----------------------------------------------------------- */
+
+/* pthread_create(), or exit(1) with "WHO: pthread_create failed". */
+void tool_spawn(pthread_t *tid, void *(*fn)(void *), void *arg, const char *who);
 
 /* ---- Time --------------------------------------------------------------- */
 
