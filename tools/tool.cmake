@@ -27,6 +27,9 @@ target_sources(treercu-tool PRIVATE
   ${d}/experiments/wake_from_gp_plot.c
   ${d}/experiments/wake_from_gp_callbacks.c
   ${d}/torture/torture.c
+  ${d}/torture/pipeline.c
+  ${d}/torture/callbacks.c
+  ${d}/torture/inject.c
 )
 target_include_directories(treercu-tool PRIVATE ${d}/common ${d}/bench ${d}/experiments ${d}/torture)
 find_package(ZLIB REQUIRED)   # Debian: zlib1g-dev (scripts/deps.sh)
