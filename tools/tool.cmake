@@ -20,6 +20,7 @@ target_sources(treercu-tool PRIVATE
   ${d}/bench/callbacks.c
   ${d}/bench/wq.c
   ${d}/bench/quick.c
+  ${d}/bench/goals.c
   ${d}/experiments/early_report.c
   ${d}/experiments/wake_after_unlock.c
   ${d}/experiments/sync_paths.c
@@ -31,7 +32,20 @@ target_sources(treercu-tool PRIVATE
   ${d}/torture/callbacks.c
   ${d}/torture/inject.c
 )
-target_include_directories(treercu-tool PRIVATE ${d}/common ${d}/bench ${d}/experiments ${d}/torture)
+target_include_directories(treercu-tool PRIVATE ${d}/common ${d}/bench ${d}/experiments ${d}/torture
+                           ${CMAKE_CURRENT_BINARY_DIR}/tools)
+# The goals (bench/goals.tsv) become a C string in tool_goals.h; editing the
+# file reconfigures, and file(CONFIGURE) rewrites the header only when the
+# text changed.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${d}/bench/goals.tsv)
+file(READ ${d}/bench/goals.tsv goals_text)
+string(REPLACE "\\" "\\\\" goals_text "${goals_text}")
+string(REPLACE "\"" "\\\"" goals_text "${goals_text}")
+string(REPLACE "\t" "\\t" goals_text "${goals_text}")
+string(REPLACE "\n" "\\n\"\n\t\"" goals_text "${goals_text}")
+file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/tools/tool_goals.h
+     CONTENT "/* Generated from tools/bench/goals.tsv by tools/tool.cmake. */\nstatic const char tool_goals_tsv[] =\n\t\"@goals_text@\";\n"
+     @ONLY)
 find_package(ZLIB REQUIRED)   # Debian: zlib1g-dev (scripts/deps.sh)
 target_link_libraries(treercu-tool PRIVATE ZLIB::ZLIB)
 set(TREERCU_TOOL_COMMIT "")

@@ -6,45 +6,40 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "goals.h"
 #include "results.h"
 
 struct qrow {
-	const char *metric, *goal;
-	double trcu, lu, ratio;
-	bool pass, has_lu;
+	const char *goal;         /* its name in bench/goals.tsv */
+	double trcu, lu;
+	bool has_lu;              /* lu is liburcu's figure (else no figure beside) */
 };
 
-static struct qrow ratio_row(const char *metric, const char *goal, double t, double l,
-			     double limit, bool higher_is_better)
+/* treercu against liburcu, same run. */
+static struct qrow ratio_row(const char *goal, double t, double l)
 {
-	double ratio = t / l;
-	bool pass = higher_is_better ? ratio >= limit : ratio <= limit;
-
-	return (struct qrow){ metric, goal, t, l, ratio, pass, true };
+	return (struct qrow){ goal, t, l, true };
 }
 
-/* Callback rows (the callback goals): enqueue, end-to-end, idle barrier, flood. */
+/* A figure with no liburcu figure beside it. */
+static struct qrow plain_row(const char *goal, double v)
+{
+	return (struct qrow){ goal, v, 0, false };
+}
+
+/* Callback rows: enqueue, end-to-end, idle barrier, flood. */
 static int quick_cb_rows(struct qrow *q, const struct callbacks_result *c)
 {
-	double mib = c->flood_rss_growth_bytes[0] / (1024.0 * 1024.0);
 	int n = 0;
 
-	q[n++] = ratio_row("call_rcu enqueue ns", "<= 1.0x", c->enqueue_ns[0], c->enqueue_ns[1], 1.0, false);
-	q[n++] = ratio_row("1M callbacks end-to-end /s", ">= 1.0x", c->e2e_cbs_s[0], c->e2e_cbs_s[1], 1.0, true);
-	q[n++] = ratio_row("idle rcu_barrier p50 us", "<=100us", c->barrier_idle_p50_ns[0] / 1e3,
-			   c->barrier_idle_p50_ns[1] / 1e3, 1e9, false);
-	q[n - 1].pass = c->barrier_idle_p50_ns[0] <= 100e3;
-	q[n++] = ratio_row("flood peak RSS growth MiB", "<=0.25x", mib,
-			   c->flood_rss_growth_bytes[1] / (1024.0 * 1024.0), 0.25, false);
-	q[n - 1].pass = q[n - 1].pass && mib <= 64;
-	q[n++] = ratio_row("flood callbacks run /s", ">= 1.0x", c->flood_cbs_s[0], c->flood_cbs_s[1], 1.0, true);
+	q[n++] = ratio_row("cb_enqueue", c->enqueue_ns[0], c->enqueue_ns[1]);
+	q[n++] = ratio_row("cb_e2e", c->e2e_cbs_s[0], c->e2e_cbs_s[1]);
+	q[n++] = ratio_row("cb_barrier_idle_p50", c->barrier_idle_p50_ns[0] / 1e3,
+			   c->barrier_idle_p50_ns[1] / 1e3);
+	q[n++] = ratio_row("cb_flood_rss", c->flood_rss_growth_bytes[0] / (1024.0 * 1024.0),
+			   c->flood_rss_growth_bytes[1] / (1024.0 * 1024.0));
+	q[n++] = ratio_row("cb_flood_run", c->flood_cbs_s[0], c->flood_cbs_s[1]);
 	return n;
-}
-
-/* A ratio with no liburcu figure beside it (the seeds' list / wakeme). */
-static struct qrow plain_row(const char *metric, const char *goal, double v, double limit)
-{
-	return (struct qrow){ metric, goal, v, 0, 0, v <= limit, false };
 }
 
 /* Seeds 003 and 004 (the wake-path goals): the list path against wakeme. */
@@ -53,11 +48,11 @@ static int quick_sync_rows(struct qrow *q, const struct seed003_result *s3,
 {
 	int n = 0;
 
-	q[n++] = plain_row("seed 003 list/wakeme p50, kernel", "<=0.95x", s3->load_kernel[0], 0.95);
-	q[n++] = plain_row("seed 003 list/wakeme p50 (default)", "<=0.95x", s3->load_treercu[0], 0.95);
-	q[n++] = plain_row("seed 003 list/wakeme p99 (default)", "<=0.95x", s3->load_treercu[1], 0.95);
-	q[n++] = plain_row("seed 003 64 jobs: list/wakeme p50", "<=0.95x", s3->jobs64[0], 0.95);
-	q[n++] = plain_row("seed 004 list worst p99/idle p99", "<= 2x", s4->list_worst, 2);
+	q[n++] = plain_row("s3_load_kernel_p50", s3->load_kernel[0]);
+	q[n++] = plain_row("s3_load_p50", s3->load_treercu[0]);
+	q[n++] = plain_row("s3_load_p99", s3->load_treercu[1]);
+	q[n++] = plain_row("s3_64_p50", s3->jobs64[0]);
+	q[n++] = plain_row("s4_list_worst", s4->list_worst);
 	return n;
 }
 
@@ -69,29 +64,27 @@ static int quick_rows(struct qrow *q, const struct refscale_result *rs,
 	const struct scale_point (*t)[3] = sc->pt[0], (*l)[3] = sc->pt[1];
 	int n = 0;
 
-	q[n++] = ratio_row("read pair ns, 1 reader", "<= 1.1x", rs->trcu_ns[0], rs->memb_ns[0], 1.1, false);
-	q[n++] = ratio_row("read pair ns, 2 readers", "<= 1.1x", rs->trcu_ns[1], rs->memb_ns[1], 1.1, false);
-	q[n++] = ratio_row("idle sync p50 us", "<= 1.0x", t[0][0].p50 / 1e3, l[0][0].p50 / 1e3, 1.0, false);
-	q[n++] = ratio_row("1 busy reader: sync p50 us", "<= 1.0x", t[1][0].p50 / 1e3, l[1][0].p50 / 1e3, 1.0, false);
-	q[n++] = ratio_row("1 busy reader: sync p99 us", "<= 1.0x", t[1][0].p99 / 1e3, l[1][0].p99 / 1e3, 1.0, false);
-	q[n++] = ratio_row("2 busy readers: sync p50 us", "<= 1.0x", t[2][0].p50 / 1e3, l[2][0].p50 / 1e3, 1.0, false);
-	q[n++] = ratio_row("2 busy readers: sync p99 us", "<= 1.0x", t[2][0].p99 / 1e3, l[2][0].p99 / 1e3, 1.0, false);
-	q[n++] = ratio_row("64 callers: sync p50 us", "<= 1.0x", t[0][2].p50 / 1e3, l[0][2].p50 / 1e3, 1.0, false);
-	q[n++] = ratio_row("64 callers: sync p99 us", "<= 1.0x", t[0][2].p99 / 1e3, l[0][2].p99 / 1e3, 1.0, false);
-	q[n++] = ratio_row("64 callers: calls/s", ">= 1.0x", t[0][2].calls_s, l[0][2].calls_s, 1.0, true);
+	q[n++] = ratio_row("read_pair_1", rs->trcu_ns[0], rs->memb_ns[0]);
+	q[n++] = ratio_row("read_pair_2", rs->trcu_ns[1], rs->memb_ns[1]);
+	q[n++] = ratio_row("sync_idle_p50", t[0][0].p50 / 1e3, l[0][0].p50 / 1e3);
+	q[n++] = ratio_row("sync_1rd_p50", t[1][0].p50 / 1e3, l[1][0].p50 / 1e3);
+	q[n++] = ratio_row("sync_1rd_p99", t[1][0].p99 / 1e3, l[1][0].p99 / 1e3);
+	q[n++] = ratio_row("sync_2rd_p50", t[2][0].p50 / 1e3, l[2][0].p50 / 1e3);
+	q[n++] = ratio_row("sync_2rd_p99", t[2][0].p99 / 1e3, l[2][0].p99 / 1e3);
+	q[n++] = ratio_row("sync_64_p50", t[0][2].p50 / 1e3, l[0][2].p50 / 1e3);
+	q[n++] = ratio_row("sync_64_p99", t[0][2].p99 / 1e3, l[0][2].p99 / 1e3);
+	q[n++] = ratio_row("sync_64_cps", t[0][2].calls_s, l[0][2].calls_s);
 	n += quick_cb_rows(q + n, cb);
 	n += quick_sync_rows(q + n, s3, s4);
-	q[n++] = (struct qrow){ "seed 000 early-report mean cut %", ">= 30%", s0->cut_pct, 0, 0,
-				s0->cut_pct >= 30, false };
-	q[n++] = (struct qrow){ "torture failures", "0", (double)tr->failures, 0, 0,
-				tr->failures == 0, false };
+	q[n++] = plain_row("s0_cut", s0->cut_pct);
+	q[n++] = plain_row("torture_failures", (double)tr->failures);
 	return n;
 }
 
 static void quick_print(const struct qrow *q, int n, int rc001, struct json *j)
 {
 	static const char *const cols[] = { "metric", "treercu", "liburcu", "ratio", "goal", "result" };
-	static const int w[] = { 35, 10, 10, 7, 7, 6 };
+	static const int w[] = { 35, 10, 10, 7, 18, 6 };
 	struct tool_machine m;
 	struct table t;
 
@@ -107,28 +100,30 @@ static void quick_print(const struct qrow *q, int n, int rc001, struct json *j)
 	json_str(j, "command", "quick");
 	json_arr(j, "rows");
 	for (int i = 0; i < n; i++) {
-		bool torture = i == n - 1;
+		bool torture = i == n - 1, pass = goal_met(q[i].goal, q[i].trcu, q[i].lu);
+		char goal[64];
 
-		tab_cell(&t, "%s", q[i].metric);
+		goal_text(q[i].goal, goal, sizeof(goal));
+		tab_cell(&t, "%s", goal_metric(q[i].goal));
 		tab_cell(&t, q[i].trcu >= 1000 ? "%.0f" : "%.3g", q[i].trcu);
 		if (q[i].has_lu) {
 			tab_cell(&t, q[i].lu >= 1000 ? "%.0f" : "%.3g", q[i].lu);
-			tab_cell(&t, "%.2fx", q[i].ratio);
+			tab_cell(&t, "%.2fx", q[i].trcu / q[i].lu);
 		} else {
 			tab_cell(&t, "%s", "-");
 			tab_cell(&t, "%s", "-");
 		}
-		tab_cell(&t, "%s", q[i].goal);
-		tab_cell(&t, "%s", q[i].pass ? "PASS" : torture ? "FAIL" : "MISS");
+		tab_cell(&t, "%s", goal);
+		tab_cell(&t, "%s", pass ? "PASS" : torture ? "FAIL" : "MISS");
 		json_obj(j, NULL);
-		json_str(j, "metric", q[i].metric);
+		json_str(j, "metric", goal_metric(q[i].goal));
 		json_num(j, "treercu", q[i].trcu);
 		if (q[i].has_lu) {
 			json_num(j, "liburcu", q[i].lu);
-			json_num(j, "ratio", q[i].ratio);
+			json_num(j, "ratio", q[i].trcu / q[i].lu);
 		}
-		json_str(j, "goal", q[i].goal);
-		json_bool(j, "pass", q[i].pass);
+		json_str(j, "goal", goal);
+		json_bool(j, "pass", pass);
 		json_end(j, '}');
 	}
 	json_end(j, ']');
