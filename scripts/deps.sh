@@ -7,7 +7,7 @@
 set -euo pipefail
 need=()
 # g++ and clang: the C++ header's tests and the public headers' compile
-# matrix build with both (tests/CMakeLists.txt), and scripts/test.sh has a
+# matrix build with both (tests/api/CMakeLists.txt), and scripts/test.sh has a
 # clang build; binutils: objdump, objcopy, nm.
 for p in cmake gcc g++ clang binutils make liburcu-dev valgrind zlib1g-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")

@@ -2,7 +2,7 @@
 /*
  * liburcu glue: the only file that includes liburcu (and never treercu).
  * _LGPL_SOURCE makes liburcu's read side inline here, as treercu's is in
- * cmd_refscale.c, so both are measured the same way.
+ * refscale.c, so both are measured the same way.
  */
 #define _LGPL_SOURCE
 #include <urcu/urcu-memb.h>

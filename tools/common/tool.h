@@ -11,7 +11,7 @@
 /* ---- Option tables ---------------------------------------------------------
  *
  * Each subcommand describes its options in one table; the parser
- * (tools/options.c) builds getopt_long()'s list, checks ranges and prints
+ * (tools/common/options.c) builds getopt_long()'s list, checks ranges and prints
  * --help from that same table, and the subcommand reads values (or the
  * table's defaults) back by name, so help, parsing and defaults cannot drift.
  */
@@ -99,7 +99,7 @@ int cmd_seed000(struct tool_opts *o);
 int cmd_wq(struct tool_opts *o);
 int cmd_quick(struct tool_opts *o);
 int seeds_001(struct tool_opts *o);
-int seeds_003(struct tool_opts *o);   /* tools/cmd_seeds_sync.c */
+int seeds_003(struct tool_opts *o);   /* experiments/wake_from_gp_latency.c */
 int seeds_004(struct tool_opts *o);
 
 /* The tool's version and the commit it was built from ("" when unknown). */
