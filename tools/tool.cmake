@@ -12,7 +12,10 @@
 set(d ${CMAKE_CURRENT_LIST_DIR})
 target_sources(treercu-tool PRIVATE
   ${d}/common/options.c
-  ${d}/common/common.c
+  ${d}/common/stats.c
+  ${d}/common/table.c
+  ${d}/common/json.c
+  ${d}/common/run.c
   ${d}/common/plot.c
   ${d}/bench/liburcu_glue.c
   ${d}/bench/refscale.c

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the measurement subcommands: timing, statistics, human
- * tables, a tiny JSON writer, progress on stderr, interleaved repeats.
+ * Helpers shared by the measurement subcommands: timing, statistics and
+ * latency histograms (stats.c), human tables (table.c), a tiny JSON writer
+ * and the machine it records (json.c), progress on stderr, interleaved
+ * repeats and thread start (run.c).  Plots: plot.h; options: tool.h.
  * This header includes no treercu or liburcu header: the liburcu glue TU
  * uses it too (for the loop shapes below, so both libraries run the very
  * same code around their read side).
