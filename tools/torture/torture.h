@@ -185,42 +185,42 @@ extern struct inj_state inj;
 #endif
 
 /* torture/pipeline.c: readers, writers, fake writers */
-unsigned long tt_check_elem(struct elem *p);
-void *churn_fn(void *arg);
+unsigned int tt_rnd(unsigned int *s);              /* a thread's own PRNG */
+bool tt_stopping(void);                            /* the run is ending */
+void tt_fail(int e);                               /* counts one error of kind e */
+unsigned long tt_seq_diff(unsigned long new, unsigned long old);  /* GPs between */
+unsigned long tt_check_elem(struct elem *p);       /* poison/mbtest/reuse checks */
+struct elem *tt_read_pick(struct rd *r);           /* the element a read takes */
+void tt_one_read(struct rd *r);                    /* one checked read-side section */
+void tt_rd_merge(struct rd *r);                    /* a reader's histograms into tt */
+void tt_wait_gp(int type, unsigned int *rng);      /* one GP of the given kind */
 void tt_elem_init(struct elem *rp, unsigned long seq);
-void tt_fail(int e);
-void *fakewriter_fn(void *arg);
-void tt_one_read(struct rd *r);
-void tt_park_if_quiet(void);
 void tt_pool_free(struct elem *p);
-void tt_pool_init(void);
-void tt_rd_merge(struct rd *r);
-struct elem *tt_read_pick(struct rd *r);
+void tt_pool_init(void);                           /* every element free, zeroed */
+void tt_park_if_quiet(void);                       /* GP requesters park for fwd_prog */
 void *reader_fn(void *arg);
-unsigned int tt_rnd(unsigned int *s);
-unsigned long tt_seq_diff(unsigned long new, unsigned long old);
-bool tt_stopping(void);
-void tt_wait_gp(int type, unsigned int *rng);
+void *churn_fn(void *arg);
 void *writer_fn(void *arg);
+void *fakewriter_fn(void *arg);
 
 /* torture/callbacks.c: callback writers, rcu_barrier(), call_rcu() flood */
-void *barrier_fn(void *arg);
-void cb_cleanup(void);
-void cb_final_check(void);
+bool tt_nap(double s);                             /* sleeps s; false when stopping */
 void *cbwriter_fn(void *arg);
+void *barrier_fn(void *arg);
 void *fwd_fn(void *arg);
-bool tt_nap(double s);
+void cb_final_check(void);                         /* every queued callback ran */
+void cb_cleanup(void);
 
 /* torture/inject.c: fault injectors */
+void sig_install(void);
+int sig_target_add(void);                          /* the caller may take SIG_INJ */
+void sig_target_del(int slot);
+void rotate_inject(uint64_t elapsed_ns);           /* --inject all: one at a time */
+void rotate_path(uint64_t elapsed_ns);             /* --sync-path all */
+void *signaller_fn(void *arg);
+void *forker_fn(void *arg);
 void *canceller_fn(void *arg);
 void *exiter_fn(void *arg);
-void *forker_fn(void *arg);
 void *qsbr_blocker_fn(void *arg);
-void rotate_inject(uint64_t elapsed_ns);
-void rotate_path(uint64_t elapsed_ns);
-void sig_install(void);
-int sig_target_add(void);
-void sig_target_del(int slot);
-void *signaller_fn(void *arg);
 
 #endif
