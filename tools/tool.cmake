@@ -62,3 +62,39 @@ endif()
 target_compile_definitions(treercu-tool PRIVATE
   TREERCU_TOOL_VERSION="${PROJECT_VERSION}"
   TREERCU_TOOL_COMMIT="${TREERCU_TOOL_COMMIT}")
+
+# The peers every benchmark compares (tools/peers.h): liburcu's mb and bp
+# flavors beside memb and qsbr (all in liburcu-dev), and Concurrency Kit's
+# ck_epoch when it is found (Debian: libck-dev).  Without it the tool still
+# builds and says "peer ck_epoch not available" where it would have run;
+# TREERCU_TOOL_CK=OFF leaves it out on purpose.
+option(TREERCU_TOOL_CK "Compare with Concurrency Kit's ck_epoch when it is found" ON)
+target_sources(treercu-tool PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/peers.c
+  ${CMAKE_CURRENT_LIST_DIR}/peer_treercu.c
+  ${CMAKE_CURRENT_LIST_DIR}/peer_lu_memb.c
+  ${CMAKE_CURRENT_LIST_DIR}/peer_lu_mb.c
+  ${CMAKE_CURRENT_LIST_DIR}/peer_lu_bp.c
+  ${CMAKE_CURRENT_LIST_DIR}/peer_lu_qsbr.c
+  ${CMAKE_CURRENT_LIST_DIR}/peer_ck.c
+  ${CMAKE_CURRENT_LIST_DIR}/peers_retire.c
+  ${CMAKE_CURRENT_LIST_DIR}/peers_hashmap.c
+  ${CMAKE_CURRENT_LIST_DIR}/cmd_peers.c)
+find_library(URCU_MB urcu-mb)
+find_library(URCU_BP urcu-bp)
+if(NOT URCU_MB OR NOT URCU_BP)
+  message(FATAL_ERROR "liburcu's mb and bp flavors not found (Debian: liburcu-dev)")
+endif()
+target_link_libraries(treercu-tool PRIVATE ${URCU_MB} ${URCU_BP})
+if(TREERCU_TOOL_CK)
+  find_path(CK_INCLUDE_DIR ck_epoch.h)
+  find_library(CK_LIBRARY ck)
+endif()
+if(TREERCU_TOOL_CK AND CK_INCLUDE_DIR AND CK_LIBRARY)
+  target_include_directories(treercu-tool PRIVATE ${CK_INCLUDE_DIR})
+  target_link_libraries(treercu-tool PRIVATE ${CK_LIBRARY})
+  target_compile_definitions(treercu-tool PRIVATE TREERCU_TOOL_HAVE_CK=1)
+else()
+  message(STATUS "treercu tool: Concurrency Kit not used (Debian: libck-dev): "
+                 "the ck_epoch peer is not available")
+endif()

@@ -28,6 +28,8 @@ static const struct tool_cmd cmds[] = {
 	  cmd_refscale, refscale_opts, NULL, 0 },
 	{ "scale", "synchronize_rcu latency and throughput, treercu vs liburcu",
 	  cmd_scale, scale_opts, NULL, 0 },
+	{ "peers", "deferred free and a read-mostly hash map, treercu vs liburcu and ck_epoch",
+	  cmd_peers, peers_opts, NULL, 0 },
 	{ "seeds", "rerun a seed's experiment: seeds 000|001|003|004",
 	  NULL, NULL, seeds, NELEM(seeds) },
 	{ "wq", "workqueue benchmark (seed 001)", cmd_wq, wq_opts, NULL, 0 },

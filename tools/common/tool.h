@@ -91,6 +91,7 @@ const char *tool_out_path(const struct tool_opts *o, const char *stem, const cha
 
 extern const struct tool_opt torture_opts[], refscale_opts[], scale_opts[], wq_opts[];
 extern const struct tool_opt seed000_opts[], seed003_opts[], seed004_opts[], quick_opts[];
+extern const struct tool_opt peers_opts[];
 
 int cmd_torture(struct tool_opts *o);
 int cmd_refscale(struct tool_opts *o);
@@ -98,6 +99,7 @@ int cmd_scale(struct tool_opts *o);
 int cmd_seed000(struct tool_opts *o);
 int cmd_wq(struct tool_opts *o);
 int cmd_quick(struct tool_opts *o);
+int cmd_peers(struct tool_opts *o);
 int seeds_001(struct tool_opts *o);
 int seeds_003(struct tool_opts *o);   /* experiments/wake_from_gp_latency.c */
 int seeds_004(struct tool_opts *o);
