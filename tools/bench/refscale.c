@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * refscale: ns per read-side lock/unlock pair, treercu against liburcu memb
- * and qsbr (and treercu's QSBR-mode threads), 1 and 2 readers, in the same
- * run.  Every variant runs the same loop shape (REFSCALE_LOOP in common.h),
- * with its read side inlined; repeats are interleaved and summarised by
- * their median.
+ * refscale: ns per read-side lock/unlock pair for every peer (peers.h:
+ * treercu default and QSBR threads, liburcu memb/qsbr/mb/bp, ck_epoch's
+ * begin/end), 1 and 2 readers, in the same run.  Every peer runs the same
+ * loop shape (REFSCALE_LOOP in common.h), with its read side inlined;
+ * repeats are interleaved and summarised by their median.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,111 +14,42 @@
 #include <treercu/rcu.h>
 
 #include "common.h"
+#include "peers.h"
 #include "results.h"
-#include "liburcu_glue.h"
-
-enum { V_TRCU, V_MEMB, V_QSBR, V_TRCU_QSBR, NVAR };
-static const char *const vname[NVAR] = {
-	"treercu", "liburcu memb", "liburcu qsbr", "treercu qsbr",
-};
 
 #define MAX_READERS 2
 #define MAX_REPS 101
 
 struct rs_ctx {
-	unsigned long nbatch;                       /* batches per reader per run */
-	double ns[MAX_READERS][NVAR][MAX_REPS];     /* mean over readers, per run */
+	unsigned long nbatch[PEER_MAX];             /* batches per reader per run */
+	int idx[PEER_MAX], n;                       /* the selected peers */
+	double ns[MAX_READERS][PEER_MAX][MAX_REPS]; /* mean over readers, per run */
 };
 
 struct rs_reader {
-	int variant;
+	const struct peer_ops *p;
 	unsigned long nbatch;
 	pthread_barrier_t *start;
 	double ns;                                  /* ns per pair */
 };
-
-static __attribute__((noinline)) void trcu_refscale_loop(unsigned long nbatch)
-{
-	REFSCALE_LOOP(nbatch, rcu_read_lock(), rcu_read_unlock(), (void)0);
-}
-
-static __attribute__((noinline)) void trcu_qsbr_refscale_loop(unsigned long nbatch)
-{
-	REFSCALE_LOOP(nbatch, rcu_read_lock(), rcu_read_unlock(), rcu_quiescent_state());
-}
-
-static void rs_setup(int v)
-{
-	switch (v) {
-	case V_TRCU:
-		trcu_register_thread();
-		break;
-	case V_TRCU_QSBR:
-		trcu_register_thread();
-		trcu_thread_qsbr();
-		break;
-	case V_MEMB:
-		lu_memb_register_thread();
-		break;
-	case V_QSBR:
-		lu_qsbr_register_thread();
-		break;
-	}
-}
-
-static void rs_teardown(int v)
-{
-	switch (v) {
-	case V_TRCU_QSBR:
-		trcu_thread_offline();
-		/* fall through */
-	case V_TRCU:
-		trcu_unregister_thread();
-		break;
-	case V_MEMB:
-		lu_memb_unregister_thread();
-		break;
-	case V_QSBR:
-		lu_qsbr_unregister_thread();
-		break;
-	}
-}
-
-static void rs_loop(int v, unsigned long nbatch)
-{
-	switch (v) {
-	case V_TRCU:
-		trcu_refscale_loop(nbatch);
-		break;
-	case V_TRCU_QSBR:
-		trcu_qsbr_refscale_loop(nbatch);
-		break;
-	case V_MEMB:
-		lu_memb_refscale_loop(nbatch);
-		break;
-	case V_QSBR:
-		lu_qsbr_refscale_loop(nbatch);
-		break;
-	}
-}
 
 static void *rs_reader_fn(void *arg)
 {
 	struct rs_reader *r = arg;
 	uint64_t t0;
 
-	rs_setup(r->variant);
-	rs_loop(r->variant, r->nbatch / 10 + 1);          /* warm up */
+	r->p->thread_register();
+	r->p->refscale_loop(r->nbatch / 10 + 1);          /* warm up */
 	pthread_barrier_wait(r->start);
 	t0 = now_ns();
-	rs_loop(r->variant, r->nbatch);
+	r->p->refscale_loop(r->nbatch);
 	r->ns = (double)(now_ns() - t0) / ((double)r->nbatch * REFSCALE_BATCH);
-	rs_teardown(r->variant);
+	r->p->thread_unregister();
 	return NULL;
 }
 
-/* One run: nreaders threads of one variant; mean ns per pair over them. */
-static double rs_run(int variant, int nreaders, unsigned long nbatch)
+/* One run: nreaders threads of one peer; mean ns per pair over them. */
+static double rs_run(const struct peer_ops *p, int nreaders, unsigned long nbatch)
 {
 	struct rs_reader rd[MAX_READERS];
 	pthread_t tid[MAX_READERS];
@@ -126,7 +58,7 @@ static double rs_run(int variant, int nreaders, unsigned long nbatch)
 
 	pthread_barrier_init(&start, NULL, (unsigned)nreaders);
 	for (int i = 0; i < nreaders; i++) {
-		rd[i] = (struct rs_reader){ variant, nbatch, &start, 0 };
+		rd[i] = (struct rs_reader){ p, nbatch, &start, 0 };
 		if (pthread_create(&tid[i], NULL, rs_reader_fn, &rd[i])) {
 			fprintf(stderr, "refscale: pthread_create failed\n");
 			exit(1);
@@ -143,56 +75,74 @@ static double rs_run(int variant, int nreaders, unsigned long nbatch)
 static void rs_variant(int v, int rep, void *arg)
 {
 	struct rs_ctx *c = arg;
-	int readers = v / NVAR + 1, var = v % NVAR;
+	int readers = v / c->n + 1, i = c->idx[v % c->n];
 
-	c->ns[readers - 1][var][rep] = rs_run(var, readers, c->nbatch);
+	c->ns[readers - 1][i][rep] = rs_run(peer_get(i), readers, c->nbatch[i]);
 }
 
-/* Batches per run so that one treercu reader runs for about target_ms. */
-static unsigned long rs_calibrate(double target_ms)
+/* Batches per run so that one reader of peer p runs for about target_ms. */
+static unsigned long rs_calibrate(const struct peer_ops *p, double target_ms)
 {
-	double ns = rs_run(V_TRCU, 1, 2000);
+	double ns = rs_run(p, 1, 200);
 	double n = target_ms * 1e6 / ((ns > 0.05 ? ns : 0.05) * REFSCALE_BATCH);
 
 	return n < 10 ? 10 : (unsigned long)n;
+}
+
+/* The ratio of two medians, or NAN when either peer did not run. */
+static double rs_ratio(const struct summary *s, int a, int b, const bool *ran)
+{
+	return ran[a] && ran[b] ? s[a].median / s[b].median : NAN;
 }
 
 static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscale_result *res)
 {
 	static const char *const cols[] = {
 		"readers", "variant", "ns/pair median", "min", "max", "spread", "vs liburcu memb",
+		"vs treercu",
 	};
-	static const int w[] = { 7, 12, 14, 6, 6, 6, 15 };
+	static const int w[] = { 7, 12, 14, 6, 6, 6, 15, 10 };
+	bool ran[PEER_MAX] = { false };
 	struct table t;
 
-	tab_start(&t, 7, cols, w);
+	for (int v = 0; v < c->n; v++)
+		ran[c->idx[v]] = true;
+	tab_start(&t, 8, cols, w);
 	json_arr(j, "results");
 	for (int k = 0; k < MAX_READERS; k++) {
-		struct summary s[NVAR];
+		struct summary s[PEER_MAX];
 
-		for (int v = 0; v < NVAR; v++)
-			summarize(c->ns[k][v], (size_t)reps, &s[v]);
-		for (int v = 0; v < NVAR; v++) {
-			double ratio = s[v].median / s[V_MEMB].median;
+		memset(s, 0, sizeof(s));
+		for (int v = 0; v < c->n; v++)
+			summarize(c->ns[k][c->idx[v]], (size_t)reps, &s[c->idx[v]]);
+		for (int v = 0; v < c->n; v++) {
+			int i = c->idx[v];
+			double rm = rs_ratio(s, i, PEER_LU_MEMB, ran), rt = rs_ratio(s, i, PEER_TREERCU, ran);
 
 			tab_cell(&t, "%d", k + 1);
-			tab_cell(&t, "%s", vname[v]);
-			tab_cell(&t, "%.3f", s[v].median);
-			tab_cell(&t, "%.3f", s[v].min);
-			tab_cell(&t, "%.3f", s[v].max);
-			tab_cell(&t, "%.0f%%", s[v].spread);
-			tab_cell(&t, "%.2fx", ratio);
+			tab_cell(&t, "%s", peer_get(i)->name);
+			tab_cell(&t, "%.3f", s[i].median);
+			tab_cell(&t, "%.3f", s[i].min);
+			tab_cell(&t, "%.3f", s[i].max);
+			tab_cell(&t, "%.0f%%", s[i].spread);
+			tab_cell(&t, "%.2fx", rm);
+			tab_cell(&t, "%.2fx", rt);
 			json_obj(j, NULL);
 			json_int(j, "readers", k + 1);
-			json_str(j, "variant", vname[v]);
-			json_summary(j, "ns_per_pair", &s[v]);
-			json_num(j, "ratio_vs_liburcu_memb", ratio);
+			json_str(j, "variant", peer_get(i)->name);
+			json_summary(j, "ns_per_pair", &s[i]);
+			if (!isnan(rm))
+				json_num(j, "ratio_vs_liburcu_memb", rm);
+			if (!isnan(rt))
+				json_num(j, "ratio_vs_treercu", rt);
 			json_end(j, '}');
 		}
-		res->trcu_ns[k] = s[V_TRCU].median;
-		res->memb_ns[k] = s[V_MEMB].median;
-		res->qsbr_ns[k] = s[V_QSBR].median;
-		res->trcu_qsbr_ns[k] = s[V_TRCU_QSBR].median;
+		for (int i = 0; i < PEER_MAX; i++)
+			res->ns[i][k] = ran[i] ? s[i].median : NAN;
+		res->trcu_ns[k] = res->ns[PEER_TREERCU][k];
+		res->memb_ns[k] = res->ns[PEER_LU_MEMB][k];
+		res->qsbr_ns[k] = res->ns[PEER_LU_QSBR][k];
+		res->trcu_qsbr_ns[k] = res->ns[PEER_TREERCU_QSBR][k];
 	}
 	json_end(j, ']');
 }
@@ -202,6 +152,8 @@ const struct tool_opt refscale_opts[] = {
 	       "interleaved repeats of every variant (library x readers)"),
 	TOPT_N("ms", "MS", "milliseconds", 1, 10000, 100, 20,
 	       "length of one run of one variant (pairs calibrated to it)"),
+	TOPT_S("peers", "LIST", "all",
+	       "comma-separated peers to run: " PEER_IDS ", or all"),
 	TOPT_END,
 };
 
@@ -213,26 +165,34 @@ int refscale_main(struct tool_opts *o, struct refscale_result *res)
 	struct json j;
 	int rc;
 
+	bool sel[PEER_MAX];
+
 	tool_bind(o, refscale_opts);
 	opt_long(o, "repeats", &reps);
 	opt_double(o, "ms", &ms);
+	if (peer_select(opt_str(o, "peers"), sel, "treercu refscale"))
+		return 2;
 	c = calloc(1, sizeof(*c));
 	if (!c || json_open(&j, o, "refscale"))
 		return 1;
-	c->nbatch = rs_calibrate(ms);
+	c->n = peer_list(sel, c->idx);
+	for (int v = 0; v < c->n; v++)
+		c->nbatch[c->idx[v]] = rs_calibrate(peer_get(c->idx[v]), ms);
 	printf("\nrefscale: ns per read-side lock/unlock pair; %ld interleaved repeats, "
-	       "%lu pairs per reader per run (~%.0f ms)\n",
-	       reps, c->nbatch * REFSCALE_BATCH, ms);
+	       "pairs per reader per run calibrated per peer to ~%.0f ms (treercu: %lu)\n",
+	       reps, ms, c->nbatch[PEER_TREERCU] * REFSCALE_BATCH);
 	machine_note(&j);
-	run_interleaved(MAX_READERS * NVAR, (int)reps, rs_variant, c, "refscale",
-			MAX_READERS * NVAR * (double)reps * ms / 1000 * 1.5);
+	run_interleaved(MAX_READERS * c->n, (int)reps, rs_variant, c, "refscale",
+			MAX_READERS * c->n * (double)reps * ms / 1000 * 1.5);
 	json_str(&j, "command", "refscale");
 	json_int(&j, "repeats", reps);
-	json_int(&j, "pairs_per_run", (long long)(c->nbatch * REFSCALE_BATCH));
+	json_int(&j, "pairs_per_run", (long long)(c->nbatch[PEER_TREERCU] * REFSCALE_BATCH));
 	rs_report(c, (int)reps, &j, res);
 	printf("ratio treercu/liburcu memb: %.2fx (1 reader), %.2fx (2 readers); "
-	       "spread = (max-min)/median over repeats\n",
-	       res->trcu_ns[0] / res->memb_ns[0], res->trcu_ns[1] / res->memb_ns[1]);
+	       "spread = (max-min)/median over repeats; a QSBR peer reports a quiescent "
+	       "state once per %d pairs\n",
+	       res->trcu_ns[0] / res->memb_ns[0], res->trcu_ns[1] / res->memb_ns[1],
+	       REFSCALE_BATCH);
 	rc = json_close(&j) ? 1 : 0;
 	free(c);
 	return rc;

@@ -8,16 +8,19 @@
 
 #include <stdbool.h>
 
+#include "peers.h"
 #include "tool.h"
 
 struct refscale_result {
 	double trcu_ns[2], memb_ns[2], qsbr_ns[2], trcu_qsbr_ns[2]; /* [readers-1] */
+	double ns[PEER_MAX][2];   /* [peer (peers.h)][readers-1]; NAN: not run */
 };
 /* top_pct: the busiest caller's share of the calls (fair: 100 / callers). */
 struct scale_point { double p50, p99, max, calls_s, reads_s, top_pct; };
-/* [lib 0=treercu 1=liburcu memb][readers 0..2][callers 1, 8, 64] */
+/* [peer (peers.h): 0 treercu, 1 liburcu memb, ...][readers 0..2][callers 1, 8, 64];
+ * a peer other than those two runs with 1 caller only unless --callers. */
 struct scale_result {
-	struct scale_point pt[2][3][3];
+	struct scale_point pt[PEER_MAX][3][3];
 };
 struct seed000_result {
 	double mean_off, mean_on, max_off, max_on, cut_pct, mean_default;

@@ -21,27 +21,28 @@
 #include "callbacks.h"
 #include "common.h"
 #include "results.h"
-#include "liburcu_glue.h"
+#include "peers.h"
 
-#define NLIB 2
+#define NLIB 2                  /* the callback benchmarks: treercu, liburcu memb */
+#define NPEER PEER_MAX          /* the synchronize_rcu() matrix: every peer */
 #define NRD 3
 #define NCALL 3
 #define MAX_CALLERS 64
 #define MAX_REPS 51
 #define MAX_IDLE 16
 static const int callers_of[NCALL] = { 1, 8, 64 };
-static const char *const libname[NLIB] = { "treercu", "liburcu memb" };
 
 struct sc_ctx {
 	double dur_s;
+	bool sel[NPEER];                             /* --peers */
 	long only_rd, only_callers;                  /* -1: every configuration */
 	long idle;                                   /* idle registered threads */
 	struct lat_hist *hist;                       /* MAX_CALLERS histograms */
-	struct scale_point pt[NLIB][NRD][NCALL][MAX_REPS];
+	struct scale_point pt[NPEER][NRD][NCALL][MAX_REPS];
 };
 
 struct sc_run {
-	int lib;
+	const struct peer_ops *p;
 	int stop_readers, stop_callers;
 	unsigned long reads;                         /* busy readers' sections */
 	pthread_mutex_t lock;                        /* idle threads wait on cond */
@@ -57,17 +58,11 @@ struct sc_thread {
 static void *sc_reader(void *arg)
 {
 	struct sc_run *run = arg;
-	unsigned long n = 0;
+	unsigned long n;
 
-	if (run->lib == 0) {
-		trcu_register_thread();
-		BUSY_READER_LOOP(&run->stop_readers, rcu_read_lock(), rcu_read_unlock(), n);
-		trcu_unregister_thread();
-	} else {
-		lu_memb_register_thread();
-		n = lu_memb_busy_reader(&run->stop_readers);
-		lu_memb_unregister_thread();
-	}
+	run->p->thread_register();
+	n = run->p->busy_reader(&run->stop_readers);
+	run->p->thread_unregister();
 	__atomic_fetch_add(&run->reads, n, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -77,18 +72,14 @@ static void *sc_idle(void *arg)
 {
 	struct sc_run *run = arg;
 
-	if (run->lib == 0)
-		trcu_register_thread();
-	else
-		lu_memb_register_thread();
+	run->p->thread_register();
+	run->p->thread_offline();          /* QSBR: blocked, so offline */
 	pthread_mutex_lock(&run->lock);
 	while (!run->stop_readers)
 		pthread_cond_wait(&run->cond, &run->lock);
 	pthread_mutex_unlock(&run->lock);
-	if (run->lib == 0)
-		trcu_unregister_thread();
-	else
-		lu_memb_unregister_thread();
+	run->p->thread_online();
+	run->p->thread_unregister();
 	return NULL;
 }
 
@@ -97,24 +88,17 @@ static void *sc_caller(void *arg)
 	struct sc_thread *t = arg;
 	struct sc_run *run = t->run;
 
-	if (run->lib == 0)
-		trcu_register_thread();
-	else
-		lu_memb_register_thread();
+	run->p->thread_register();
+	run->p->thread_offline();          /* QSBR: blocked in the barrier */
 	pthread_barrier_wait(&run->start);
+	run->p->thread_online();
 	while (!__atomic_load_n(&run->stop_callers, __ATOMIC_RELAXED)) {
 		uint64_t t0 = now_ns();
 
-		if (run->lib == 0)
-			synchronize_rcu();
-		else
-			lu_memb_synchronize_rcu();
+		run->p->synchronize();
 		lat_add(t->h, now_ns() - t0);
 	}
-	if (run->lib == 0)
-		trcu_unregister_thread();
-	else
-		lu_memb_unregister_thread();
+	run->p->thread_unregister();
 	return NULL;
 }
 
@@ -132,7 +116,7 @@ static void sc_stop_readers(struct sc_run *run, pthread_t *rt, int nrt)
 /* One configuration, one repeat. */
 static struct scale_point sc_run_one(struct sc_ctx *c, int lib, int readers, int callers)
 {
-	struct sc_run run = { .lib = lib, .lock = PTHREAD_MUTEX_INITIALIZER,
+	struct sc_run run = { .p = peer_get(lib), .lock = PTHREAD_MUTEX_INITIALIZER,
 			      .cond = PTHREAD_COND_INITIALIZER };
 	struct sc_thread th[MAX_CALLERS];
 	pthread_t rt[NRD + MAX_IDLE], ct[MAX_CALLERS];
@@ -177,13 +161,21 @@ static bool sc_selected(const struct sc_ctx *c, int rd, int k)
 	       (c->only_callers < 0 || c->only_callers == callers_of[k]);
 }
 
-/* Variant v: treercu and liburcu of one configuration are adjacent. */
+/* treercu and liburcu memb run the whole matrix; the other peers only its
+ * one-caller configurations unless --callers names a count. */
+static bool sc_peer_selected(const struct sc_ctx *c, int lib, int rd, int k)
+{
+	return c->sel[lib] && sc_selected(c, rd, k) &&
+	       (lib <= PEER_LU_MEMB || c->only_callers >= 0 || callers_of[k] == 1);
+}
+
+/* Variant v: the peers of one configuration are adjacent. */
 static void sc_variant(int v, int rep, void *arg)
 {
 	struct sc_ctx *c = arg;
-	int lib = v % NLIB, k = v / NLIB % NCALL, rd = v / NLIB / NCALL;
+	int lib = v % NPEER, k = v / NPEER % NCALL, rd = v / NPEER / NCALL;
 
-	if (!sc_selected(c, rd, k))
+	if (!sc_peer_selected(c, lib, rd, k))
 		return;
 	c->pt[lib][rd][k][rep] = sc_run_one(c, lib, rd, callers_of[k]);
 }
@@ -212,7 +204,7 @@ static struct scale_point sc_median(struct scale_point *pt, int reps, struct sum
 static void sc_json(struct json *j, int lib, int rd, int k, struct summary s[6])
 {
 	json_obj(j, NULL);
-	json_str(j, "lib", libname[lib]);
+	json_str(j, "lib", peer_get(lib)->name);
 	json_int(j, "readers", rd);
 	json_int(j, "callers", callers_of[k]);
 	json_summary(j, "p50_ns", &s[0]);
@@ -224,12 +216,13 @@ static void sc_json(struct json *j, int lib, int rd, int k, struct summary s[6])
 	json_end(j, '}');
 }
 
+/* other: treercu's point, or NULL when treercu did not run. */
 static void sc_row(struct table *t, int lib, int rd, int k, const struct scale_point *m,
 		   const struct scale_point *other, double spread)
 {
 	char b[3][32];
 
-	tab_cell(t, "%s", libname[lib]);
+	tab_cell(t, "%s", peer_get(lib)->name);
 	tab_cell(t, "%d", rd);
 	tab_cell(t, "%d", callers_of[k]);
 	tab_cell(t, "%s", fmt_ns(b[0], sizeof(b[0]), m->p50));
@@ -239,10 +232,10 @@ static void sc_row(struct table *t, int lib, int rd, int k, const struct scale_p
 	tab_cell(t, "%.1f", m->reads_s / 1e6);
 	tab_cell(t, "%.0f%%", spread);
 	tab_cell(t, "%.1f%%", m->top_pct);
-	if (lib == 0) {
-		tab_cell(t, "%.2fx", m->p50 / other->p50);
-		tab_cell(t, "%.2fx", m->p99 / other->p99);
-		tab_cell(t, "%.2fx", m->calls_s / other->calls_s);
+	if (lib != PEER_TREERCU && other) {
+		tab_cell(t, "%.2fx", other->p50 / m->p50);
+		tab_cell(t, "%.2fx", other->p99 / m->p99);
+		tab_cell(t, "%.2fx", other->calls_s / m->calls_s);
 	} else {
 		tab_cell(t, "%s", "");
 		tab_cell(t, "%s", "");
@@ -263,17 +256,20 @@ static void sc_report(struct sc_ctx *c, int reps, struct json *j, struct scale_r
 	json_arr(j, "results");
 	for (int rd = 0; rd < NRD; rd++) {
 		for (int k = 0; k < NCALL; k++) {
-			struct summary s[NLIB][6];
+			struct summary s[NPEER][6];
+			const struct scale_point *tr = sc_peer_selected(c, PEER_TREERCU, rd, k) ?
+						       &res->pt[PEER_TREERCU][rd][k] : NULL;
 
-			if (!sc_selected(c, rd, k))
-				continue;
-			for (int lib = 0; lib < NLIB; lib++) {
+			for (int lib = 0; lib < NPEER; lib++) {
+				if (!sc_peer_selected(c, lib, rd, k))
+					continue;
 				res->pt[lib][rd][k] = sc_median(c->pt[lib][rd][k], reps, s[lib]);
 				sc_json(j, lib, rd, k, s[lib]);
 			}
-			for (int lib = 0; lib < NLIB; lib++)
-				sc_row(&t, lib, rd, k, &res->pt[lib][rd][k], &res->pt[1][rd][k],
-				       s[lib][0].spread);
+			for (int lib = 0; lib < NPEER; lib++)
+				if (sc_peer_selected(c, lib, rd, k))
+					sc_row(&t, lib, rd, k, &res->pt[lib][rd][k], tr,
+					       s[lib][0].spread);
 		}
 	}
 	json_end(j, ']');
@@ -292,6 +288,8 @@ const struct tool_opt scale_opts[] = {
 		"run only the configurations with N callers (the matrix has 1, 8, 64)"),
 	TOPT_I("idle", "N", "threads", 0, MAX_IDLE, 1, 1,
 	       "idle registered reader threads in every configuration"),
+	TOPT_S("peers", "LIST", "all",
+	       "comma-separated peers in the synchronize_rcu() matrix: " PEER_IDS ", or all"),
 	TOPT_S("sync-path", "0|1|2|all", "the library's default path, one pass",
 	       "treercu's synchronize_rcu() wake path (normal_wake_from_gp), one pass per path"),
 	TOPT_F("callbacks", "run the callback benchmarks (call_rcu, rcu_barrier, flood); "
@@ -331,15 +329,19 @@ static void sc_sync(struct sc_ctx *c, long reps, int paths, struct json *j,
 	static const char *const pname[3] = {
 		"0: wakeme callback", "1: seed-004 waiter list", "2: GP-end futex",
 	};
-	int nvar = NLIB * NRD * NCALL;
+	int nvar = NPEER * NRD * NCALL, nrun = 0;
 	long saved = 2;
 
+	for (int v = 0; v < nvar; v++)
+		nrun += sc_peer_selected(c, v % NPEER, v / NPEER / NCALL, v / NPEER % NCALL);
 	printf("\nscale: synchronize_rcu() latency and throughput; %ld interleaved repeats of "
 	       "%.2f s per configuration, %ld idle registered thread(s) in each; figures are "
-	       "medians over repeats; ratios are treercu/liburcu memb; top caller = the busiest "
+	       "medians over repeats; ratios (on a peer's row) are treercu/that peer; peers "
+	       "other than liburcu memb run with 1 caller unless --callers is given; a QSBR "
+	       "reader reports a quiescent state every %d sections; top caller = the busiest "
 	       "caller's share of the calls (fair: 100%% / callers: a caller that keeps its CPU "
 	       "makes many short calls, and the p50 counts calls, not callers)\n",
-	       reps, c->dur_s, c->idle);
+	       reps, c->dur_s, c->idle, PEER_QS_EVERY);
 	trcu_get_tunable("normal_wake_from_gp", &saved);
 	for (int p = 0; p < 3; p++) {
 		char key[32];
@@ -353,7 +355,7 @@ static void sc_sync(struct sc_ctx *c, long reps, int paths, struct json *j,
 			json_obj(j, key);
 		}
 		run_interleaved(nvar, (int)reps, sc_variant, c, "scale",
-				nvar * (double)reps * (c->dur_s + 0.03));
+				nrun * (double)reps * (c->dur_s + 0.03));
 		sc_report(c, (int)reps, j, res);
 		if (paths)
 			json_end(j, '}');
@@ -386,7 +388,14 @@ int scale_main(struct tool_opts *o, struct scale_result *res)
 	paths = sc_sync_paths(o);
 	c = calloc(1, sizeof(*c));
 	cb = cb_ctx_new();
-	if (!c || !cb || json_open(&j, o, "scale"))
+	if (!c || !cb)
+		return 1;
+	if (peer_select(opt_str(o, "peers"), c->sel, "treercu scale")) {
+		free(c);
+		free(cb);
+		return 2;
+	}
+	if (json_open(&j, o, "scale"))
 		return 1;
 	c->only_rd = c->only_callers = -1;
 	opt_long(o, "repeats", &reps);
