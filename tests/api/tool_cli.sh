@@ -17,8 +17,9 @@ cd "$work" || exit 1
 declare -A opts=(
   [quick]="--png"
   [torture]="--duration --readers --qsbr-readers --fake-writers --churn --stall --busted --cb-writers --barrier --fwd --fwd-secs --fwd-max-gps --sync-path"
-  [refscale]="--repeats --ms"
-  [scale]="--repeats --duration --readers --callers --idle --sync-path --callbacks --no-callbacks --cb-repeats --cb-count --flood-secs --flood-repeats"
+  [refscale]="--repeats --ms --peers"
+  [scale]="--repeats --duration --readers --callers --idle --sync-path --callbacks --no-callbacks --cb-repeats --cb-count --flood-secs --flood-repeats --peers"
+  [peers]="--repeats --duration --peers --workload --lookup-pct"
   [wq]="--producers --items --batch --reps --topology"
   [seeds 000]="--runs --calls --idle"
   [seeds 001]="--producers --items --batch --reps --topology"
@@ -64,6 +65,10 @@ check_bad "--busted 1.5: expected an integer" torture --busted 1.5
 check_bad "unexpected argument 'extra'" refscale extra
 check_bad "unknown subcommand 'nosuch'" nosuch
 check_bad "unknown ID '999'" seeds 999
+for sub in refscale scale peers; do
+  check_bad "--peers: unknown peer 'nosuch' (known: treercu," $sub --peers treercu,nosuch
+done
+check_bad "--workload nope: expected retire or hashmap" peers --workload nope
 check_bad "ambiguous option '--fw'" torture --fw 1
 check_bad "option '--quick' takes no value" torture --quick=1
 check_bad "--json $work/none/x.json: cannot write into $work/none" torture --json "$work/none/x.json"
@@ -102,6 +107,31 @@ else
   for k in schema treercu_version git_commit date compiler machine cpus model loadavg; do
     grep -q "\"$k\":" res/refscale.json || fail "refscale.json lacks \"$k\""
   done
+fi
+cd .. || exit 1
+
+# peers: every built-in peer runs both workloads (each run checks that no
+# reader saw a freed object and that every retired object was freed); a
+# peer the build lacks (ck_epoch without libck-dev) is named as not available.
+mkdir peers && cd peers || exit 1
+out=$(timeout 300 "$tool" peers --repeats 1 --duration 0.05 --json p.json 2>&1) ||
+  fail "peers --repeats 1 --duration 0.05: exit $?: $(echo "$out" | tail -3)"
+for name in treercu "treercu qsbr" "liburcu memb" "liburcu qsbr" "liburcu mb" "liburcu bp"; do
+  echo "$out" | grep -q "| *$name |" || fail "peers: no row for $name"
+done
+echo "$out" | grep -q "| *ck_epoch |" || echo "$out" | grep -q "^peer ck_epoch not available: " ||
+  fail "peers: ck_epoch neither ran nor was named as not available"
+if command -v python3 >/dev/null && [ -s p.json ]; then
+  python3 - p.json <<'EOF' || fail "peers.json: see above"
+import json, sys
+d = json.load(open(sys.argv[1]))
+if d.get("schema") != "treercu.peers/1":
+    sys.exit(f"schema {d.get('schema')!r}")
+for key, metric in (("deferred_free", "objects_per_s"), ("hashmap", "ops_per_s")):
+    rows = [r for r in d.get(key, []) if r["metric"] == metric]
+    if not any(r["peer"] == "treercu" for r in rows) or not all(r["value"]["n"] == 1 for r in rows):
+        sys.exit(f"{key}: {metric} rows {rows!r}")
+EOF
 fi
 cd .. || exit 1
 

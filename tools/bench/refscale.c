@@ -95,6 +95,14 @@ static double rs_ratio(const struct summary *s, int a, int b, const bool *ran)
 	return ran[a] && ran[b] ? s[a].median / s[b].median : NAN;
 }
 
+static void rs_ratio_cell(struct table *t, double r)
+{
+	if (isnan(r))
+		tab_cell(t, "%s", "-");
+	else
+		tab_cell(t, "%.2fx", r);
+}
+
 static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscale_result *res)
 {
 	static const char *const cols[] = {
@@ -125,8 +133,8 @@ static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscal
 			tab_cell(&t, "%.3f", s[i].min);
 			tab_cell(&t, "%.3f", s[i].max);
 			tab_cell(&t, "%.0f%%", s[i].spread);
-			tab_cell(&t, "%.2fx", rm);
-			tab_cell(&t, "%.2fx", rt);
+			rs_ratio_cell(&t, rm);
+			rs_ratio_cell(&t, rt);
 			json_obj(j, NULL);
 			json_int(j, "readers", k + 1);
 			json_str(j, "variant", peer_get(i)->name);
