@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what treercu's scripts need on a fresh Debian machine (run as root).
 # The library itself needs only a C11 compiler, CMake and pthreads; the rest
-# is for the tool (liburcu-dev), the tests (valgrind, clang for the clang
+# is for the tool (liburcu-dev; libck-dev for its ck_epoch peer, which the
+# tool leaves out with a note when it is missing), the tests (valgrind, clang for the clang
 # build, pkg-config for the install check) and binutils (objcopy builds the
 # static library, nm checks the exports).
 set -euo pipefail
@@ -9,7 +10,7 @@ need=()
 # g++ and clang: the C++ header's tests and the public headers' compile
 # matrix build with both (tests/api/CMakeLists.txt), and scripts/test.sh has a
 # clang build; binutils: objdump, objcopy, nm.
-for p in cmake gcc g++ clang binutils make liburcu-dev valgrind zlib1g-dev; do
+for p in cmake gcc g++ clang binutils make liburcu-dev libck-dev valgrind zlib1g-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 # pkg-config: the package of that name, or pkgconf, which provides it.

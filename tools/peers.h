@@ -108,6 +108,21 @@ int peer_select(const char *list, bool sel[PEER_MAX], const char *prog);
 /* 0 if every built-in peer's head fits PEER_HEAD, else -1 with a message. */
 int peer_check_heads(void);
 
+/* ThreadSanitizer sees treercu's grace periods (the library is built
+ * instrumented), not those of the prebuilt liburcu and Concurrency Kit: a
+ * workload that frees what their readers read would report false races, so
+ * under it the workloads run the treercu peers only. */
+#if defined(__SANITIZE_THREAD__)
+#define PEER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PEER_TSAN 1
+#endif
+#endif
+#ifndef PEER_TSAN
+#define PEER_TSAN 0
+#endif
+
 /* ---- For the workloads (peers_retire.c, peers_hashmap.c) ------------------ */
 
 uint64_t peer_thread_cpu_ns(void);      /* the calling thread's CPU time */
