@@ -2,8 +2,10 @@
 # defined.  The sources by purpose:
 #   common/       helpers every subcommand uses: option tables and parsing,
 #                 time, statistics, tables, JSON, progress, PNG plots
-#   bench/        benchmarks beside liburcu (refscale, scale, callbacks, wq)
-#                 and the quick summary with its goals (bench/goals.tsv)
+#   bench/        benchmarks beside liburcu (refscale, scale, callbacks, wq),
+#                 the peers they compare (peers.h: treercu, liburcu's
+#                 flavors, ck_epoch) with their workloads (peers), and the
+#                 quick summary with its goals (bench/goals.tsv)
 #   experiments/  reproductions of one kernel patch each, named after the
 #                 mechanism it changes
 #   torture/      the rcutorture pipeline
@@ -63,28 +65,28 @@ target_compile_definitions(treercu-tool PRIVATE
   TREERCU_TOOL_VERSION="${PROJECT_VERSION}"
   TREERCU_TOOL_COMMIT="${TREERCU_TOOL_COMMIT}")
 
-# The peers every benchmark compares (tools/peers.h): liburcu's mb and bp
+# The peers every benchmark compares (bench/peers.h): liburcu's mb and bp
 # flavors beside memb and qsbr (all in liburcu-dev), and Concurrency Kit's
 # ck_epoch when it is found (Debian: libck-dev).  Without it the tool still
 # builds and says "peer ck_epoch not available" where it would have run;
 # TREERCU_TOOL_CK=OFF leaves it out on purpose.
 option(TREERCU_TOOL_CK "Compare with Concurrency Kit's ck_epoch when it is found" ON)
 target_sources(treercu-tool PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/peers.c
-  ${CMAKE_CURRENT_LIST_DIR}/peer_treercu.c
-  ${CMAKE_CURRENT_LIST_DIR}/peer_lu_memb.c
-  ${CMAKE_CURRENT_LIST_DIR}/peer_lu_mb.c
-  ${CMAKE_CURRENT_LIST_DIR}/peer_lu_bp.c
-  ${CMAKE_CURRENT_LIST_DIR}/peer_lu_qsbr.c
-  ${CMAKE_CURRENT_LIST_DIR}/peer_ck.c
-  ${CMAKE_CURRENT_LIST_DIR}/peers_retire.c
-  ${CMAKE_CURRENT_LIST_DIR}/peers_hashmap.c
-  ${CMAKE_CURRENT_LIST_DIR}/cmd_peers.c)
+  ${d}/bench/peers.c
+  ${d}/bench/peer_treercu.c
+  ${d}/bench/peer_lu_memb.c
+  ${d}/bench/peer_lu_mb.c
+  ${d}/bench/peer_lu_bp.c
+  ${d}/bench/peer_lu_qsbr.c
+  ${d}/bench/peer_ck.c
+  ${d}/bench/peers_retire.c
+  ${d}/bench/peers_hashmap.c
+  ${d}/bench/peers_workloads.c)
 # liburcu bp's reader registry hands out readers aligned less than its
 # struct declares (128 bytes); its inlined read side trips UBSan's alignment
 # check in the sanitizer builds.  The misalignment is liburcu's and harmless
 # on the targets (no instruction needs it), so that one check is off there.
-set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/peer_lu_bp.c PROPERTIES
+set_source_files_properties(${d}/bench/peer_lu_bp.c PROPERTIES
   COMPILE_OPTIONS -fno-sanitize=alignment)
 find_library(URCU_MB urcu-mb)
 find_library(URCU_BP urcu-bp)

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * liburcu glue: the only file that includes liburcu (and never treercu).
- * _LGPL_SOURCE makes liburcu's read side inline here, as treercu's is in
- * refscale.c, so both are measured the same way.
+ * liburcu glue for the callback benchmarks: includes liburcu memb, never
+ * treercu (the peer units, peer_lu_*.c, bind liburcu for the other
+ * benchmarks).
  */
 #define _LGPL_SOURCE
 #include <urcu/urcu-memb.h>
-#include <urcu/urcu-qsbr.h>
 
 #include "common.h"
 #include "liburcu_glue.h"
@@ -31,11 +30,6 @@ void lu_memb_read_lock(void)
 void lu_memb_read_unlock(void)
 {
 	urcu_memb_read_unlock();
-}
-
-void lu_memb_synchronize_rcu(void)
-{
-	urcu_memb_synchronize_rcu();
 }
 
 void lu_memb_barrier(void)
@@ -72,58 +66,6 @@ int lu_memb_call_rcu(void (*fn)(void *arg), void *arg)
 int lu_memb_has_membarrier(void)
 {
 	return urcu_memb_has_sys_membarrier;
-}
-
-/* noinline: one call per measurement, like the treercu loop. */
-__attribute__((noinline)) void lu_memb_refscale_loop(unsigned long nbatch)
-{
-	REFSCALE_LOOP(nbatch, urcu_memb_read_lock(), urcu_memb_read_unlock(), (void)0);
-}
-
-__attribute__((noinline)) unsigned long lu_memb_busy_reader(const int *stop)
-{
-	unsigned long n = 0;
-
-	BUSY_READER_LOOP(stop, urcu_memb_read_lock(), urcu_memb_read_unlock(), n);
-	return n;
-}
-
-/* ---- qsbr ------------------------------------------------------------------ */
-
-void lu_qsbr_register_thread(void)
-{
-	urcu_qsbr_register_thread();
-}
-
-void lu_qsbr_unregister_thread(void)
-{
-	urcu_qsbr_unregister_thread();
-}
-
-void lu_qsbr_quiescent_state(void)
-{
-	urcu_qsbr_quiescent_state();
-}
-
-void lu_qsbr_thread_offline(void)
-{
-	urcu_qsbr_thread_offline();
-}
-
-void lu_qsbr_thread_online(void)
-{
-	urcu_qsbr_thread_online();
-}
-
-void lu_qsbr_synchronize_rcu(void)
-{
-	urcu_qsbr_synchronize_rcu();
-}
-
-__attribute__((noinline)) void lu_qsbr_refscale_loop(unsigned long nbatch)
-{
-	REFSCALE_LOOP(nbatch, urcu_qsbr_read_lock(), urcu_qsbr_read_unlock(),
-		      urcu_qsbr_quiescent_state());
 }
 
 /* ---- Callback benchmarks (appended) ------------------------------------------ */

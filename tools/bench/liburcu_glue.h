@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * liburcu (Debian liburcu-dev) behind plain lu_ functions.  liburcu's
- * headers define the same familiar names as treercu's, so liburcu code lives
- * only in liburcu_glue.c; this header includes neither library.
- *
- * The _loop/_busy functions run a whole measurement loop inside the glue TU,
- * with liburcu's inline (_LGPL_SOURCE) read side, in the loop shapes of
- * common.h that the treercu side uses too.
+ * liburcu memb (Debian liburcu-dev) behind plain lu_ functions, for the
+ * callback benchmarks (`scale --callbacks`).  liburcu's headers define the
+ * same familiar names as treercu's, so liburcu code lives only in
+ * liburcu_glue.c and the peer units (peer_lu_*.c, peers.h); this header
+ * includes neither library.
  */
 #ifndef TREERCU_TOOL_LIBURCU_GLUE_H
 #define TREERCU_TOOL_LIBURCU_GLUE_H
@@ -16,25 +14,9 @@ void lu_memb_register_thread(void);
 void lu_memb_unregister_thread(void);
 void lu_memb_read_lock(void);          /* out-of-line wrappers */
 void lu_memb_read_unlock(void);
-void lu_memb_synchronize_rcu(void);
 void lu_memb_barrier(void);
 int lu_memb_call_rcu(void (*fn)(void *arg), void *arg);
 int lu_memb_has_membarrier(void);
-/* nbatch x REFSCALE_BATCH lock/unlock pairs, read side inlined. */
-void lu_memb_refscale_loop(unsigned long nbatch);
-/* BUSY_READER_LOOP until *stop; returns the number of read sections. */
-unsigned long lu_memb_busy_reader(const int *stop);
-
-/* qsbr flavor. */
-void lu_qsbr_register_thread(void);
-void lu_qsbr_unregister_thread(void);
-void lu_qsbr_quiescent_state(void);
-void lu_qsbr_thread_offline(void);
-void lu_qsbr_thread_online(void);
-void lu_qsbr_synchronize_rcu(void);
-/* nbatch x REFSCALE_BATCH pairs, one quiescent state per batch. */
-void lu_qsbr_refscale_loop(unsigned long nbatch);
-
 
 /* ---- Callback benchmarks (`scale --callbacks`; appended) ------------------
  * Objects whose first 16 bytes are liburcu's struct rcu_head (the size of

@@ -2,8 +2,9 @@
 /*
  * scale: synchronize_rcu() latency (p50, p99, max) and calls/s with 0, 1, 2
  * busy readers and 1, 8, 64 concurrent callers, treercu against liburcu
- * memb in the same run.  Each configuration starts its own threads of one
- * library only and joins them before the next; configurations are
+ * memb in the same run, and every other peer (peers.h) with 1 caller.  Each
+ * configuration starts its own threads of one peer only and joins them
+ * before the next; configurations are
  * interleaved over the repeats and every figure is the median of its
  * repeats.  `--sync-path 0|1|2|all` measures treercu's synchronize_rcu()
  * paths (normal_wake_from_gp) in turn.  `--callbacks` (and every full run)

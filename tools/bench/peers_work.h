@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the peer workloads share (peers_retire.c, peers_hashmap.c, cmd_peers.c). */
+/* What the peer workloads share (peers_retire.c, peers_hashmap.c, peers_workloads.c). */
 #ifndef TREERCU_TOOL_PEERS_WORK_H
 #define TREERCU_TOOL_PEERS_WORK_H
 

@@ -152,7 +152,7 @@ struct peers_result {
 	struct peers_hashmap_point hashmap[PEER_MAX];
 };
 
-/* `treercu peers` (cmd_peers.c): o->quick for a short run; fills r. */
+/* `treercu peers` (peers_workloads.c): o->quick for a short run; fills r. */
 struct tool_opts;
 int peers_main(struct tool_opts *o, struct peers_result *r);
 
