@@ -12,6 +12,7 @@ each peer's (below 1: treercu's figure is the smaller; "-" where the
 peer's figure is about zero, as ck_epoch's helper CPU: it has no helper
 thread).
 """
+import datetime
 import json
 import os
 import sys
@@ -71,10 +72,12 @@ def num(v):
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "."
     out, r, s, p = rows(d)
+    # The run named in words (the docs carry no ISO dates or commit ids).
     for name, j in (("refscale", r), ("peers", p), ("scale", s)):
         m = j["machine"]
-        print(f"- `{name}`: {j['date']}, treercu {j['treercu_version']} "
-              f"({j['git_commit'] or 'no commit'}), {m['cpus']} CPUs {m['model']}, "
+        when = datetime.datetime.strptime(j["date"], "%Y-%m-%dT%H:%M:%SZ")
+        print(f"- `{name}`: {when.day} {when:%B %Y, %H:%M} UTC, treercu "
+              f"{j['treercu_version']}, {m['cpus']} CPUs {m['model']}, "
               f"load average {' '.join(f'{x:.2f}' for x in m['loadavg'])} at its start")
     print()
     print("| figure | " + " | ".join(PEERS) + " |")
