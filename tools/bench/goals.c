@@ -110,6 +110,11 @@ const char *goal_metric(const char *name)
 	return goals[goal_first(name)].metric;
 }
 
+double goal_limit(const char *name)
+{
+	return goals[goal_first(name)].limit;
+}
+
 const char *goal_text(const char *name, char *buf, size_t len)
 {
 	size_t n = 0;

@@ -13,6 +13,8 @@
 
 /* The first line's metric label of goal name. */
 const char *goal_metric(const char *name);
+/* The threshold of goal name's first line. */
+double goal_limit(const char *name);
 /* Every line of goal name as "<= 1.1x", joined by ", ", into buf. */
 const char *goal_text(const char *name, char *buf, size_t len);
 /* Whether every line of goal name holds for treercu's figure t (and
