@@ -18,7 +18,7 @@
  * threads and workqueue workers not started (they start again on first
  * use), and restart an in-flight grace period for the child's threads.
  *
- * Lock order (outermost first): srs.wq_lock, srs.cleanup_lock; the layer
+ * Lock order (outermost first): srs.cleanup_lock; the layer
  * above the core (fork_register_hooks(): the workqueue's wq_state.mutex,
  * every pool lock, every workqueue's mayday_lock, wq_state.timer_lock,
  * wq_state.free_lock, wq_state.owner_lock); nocb.lock, every offload group's
@@ -115,8 +115,8 @@ void trcu_after_fork_child(void)
 		fork_upper_ran->child();
 	rcu_sr_fork_child();
 	/* Last: a grace period the child still needs (a polled cookie taken
-	 * before the fork) may end on the GP kthread, whose cleanup queues
-	 * work on the workqueue reset above. */
+	 * before the fork) may end on the GP kthread, started from here: every
+	 * state it touches is reset above. */
 	rcu_fork_child_kick();
 	rcu_busy_exit();
 }

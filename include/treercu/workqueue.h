@@ -359,19 +359,10 @@ struct trcu_wq_stats {
 TRCU_API void trcu_wq_get_stats(struct trcu_wq_stats *st);
 
 /* Drain and destroy every workqueue, join every thread, free everything.
- * Idempotent; the subsystem starts again on next use. */
+ * Idempotent; the subsystem starts again on next use.  Every handle is
+ * freed: none may be used after it (the one at exit included, which runs
+ * before atexit handlers registered before the workqueue's first use). */
 TRCU_API void trcu_wq_shutdown(void);
-
-/*
- * Call @fn at the start of every trcu_wq_shutdown() (the one at exit
- * included, when it runs), before any workqueue is destroyed or freed, in the thread that
- * shuts down, with no lock of the subsystem held.  For code that keeps a
- * workqueue handle in a global: clear it there and stop queueing on it (the
- * shutdown frees it), or it dangles.  Kept across shutdowns; registering
- * the same function again is a no-op.  0, -EINVAL (NULL) or -ENOSPC (more
- * than 8 functions).
- */
-TRCU_API int trcu_wq_at_shutdown(void (*fn)(void));
 
 #ifdef __cplusplus
 }

@@ -17,50 +17,13 @@
 
 /* ---- Shutdown ------------------------------------------------------------------------------ */
 
-int trcu_wq_at_shutdown(void (*fn)(void))
-{
-	int ret = 0;
-
-	if (!fn) {
-		sys_warn("trcu_wq_at_shutdown: NULL function (refused)");
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&wq_state.mutex);
-	for (int i = 0; i < wq_state.nr_shutdown_fns; i++)
-		if (wq_state.shutdown_fns[i] == fn)
-			goto out;
-	if (wq_state.nr_shutdown_fns == WQ_SHUTDOWN_FNS_MAX) {
-		sys_warn("trcu_wq_at_shutdown: %d functions registered already (refused)",
-			  WQ_SHUTDOWN_FNS_MAX);
-		ret = -ENOSPC;
-		goto out;
-	}
-	wq_state.shutdown_fns[wq_state.nr_shutdown_fns++] = fn;
-out:
-	pthread_mutex_unlock(&wq_state.mutex);
-	return ret;
-}
-
-
 static void __trcu_wq_shutdown(void)
 {
-	void (*fns[WQ_SHUTDOWN_FNS_MAX])(void);
 	struct worker *dying = NULL;
-	int nr_fns;
 
 	if (current_worker)
 		sys_die("trcu_wq_shutdown() called from a workqueue thread (work item %p): it "
 			 "would wait for itself", (void *)current_worker->current_work);
-	/* Notifiers first, while every handle is valid, and without
-	 * wq_state.mutex: they take their own locks, which may be held around
-	 * trcu_alloc_workqueue() or trcu_queue_work(). */
-	pthread_mutex_lock(&wq_state.mutex);
-	nr_fns = wq_state.nr_shutdown_fns;
-	for (int i = 0; i < nr_fns; i++)
-		fns[i] = wq_state.shutdown_fns[i];
-	pthread_mutex_unlock(&wq_state.mutex);
-	for (int i = 0; i < nr_fns; i++)
-		fns[i]();
 	pthread_mutex_lock(&wq_state.mutex);
 	/* Destroy every live workqueue, system ones included. */
 	while (wq_state.wqs) {

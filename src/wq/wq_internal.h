@@ -285,8 +285,6 @@ struct trcu_workqueue {
 
 /* ---- The one state structure -------------------------------------------------- */
 
-#define WQ_SHUTDOWN_FNS_MAX 8
-
 struct wq_state {
 	pthread_mutex_t mutex;            /* lists below, init, pool creation */
 	bool inited;
@@ -329,10 +327,6 @@ struct wq_state {
 	struct worker *all_workers, *free_workers;
 	int worker_seq;
 
-	/* trcu_wq_at_shutdown() functions: under mutex, kept across
-	 * shutdowns. */
-	void (*shutdown_fns[WQ_SHUTDOWN_FNS_MAX])(void);
-	int nr_shutdown_fns;
 
 	/* A fork() child's threads (manager, workers, rescuers) are gone:
 	 * set by wq_fork_child(), cleared once wq_fork_respawn() has
