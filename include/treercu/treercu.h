@@ -3,5 +3,7 @@
 #ifndef TREERCU_TREERCU_H
 #define TREERCU_TREERCU_H
 #include <treercu/rcu.h>
+#if TREERCU_WORKQUEUE
 #include <treercu/workqueue.h>
+#endif
 #endif

@@ -13,6 +13,9 @@
 #     have.  trcu_ is the public prefix; internal functions and variables
 #     shared between the sources take the kernel's name or a module prefix
 #     (rcu_, wq_, sys_, tun_, ...), so that a name tells which side it is on.
+#   TRCU_ABI_WITHOUT (environment): a public header whose part of the
+#     library the build left out (workqueue.h with TREERCU_WORKQUEUE=OFF):
+#     its declarations leave the list and the headers' names.
 # Usage: check-exports.sh NM LIBTREERCU_SO LIBTREERCU_A EXPORTED_TXT INCLUDE_DIR [INTERNAL_A]
 set -euo pipefail
 nm=$1 so=$2 ar=$3 list=$4 inc=$5 internal=${6:-}
@@ -25,8 +28,13 @@ sort -u "$list" >"$tmp/list"
 "$nm" --defined-only --extern-only "$ar" | awk 'NF == 3 && $3 !~ /^__odr_asan/ { print $3 }' | sort -u >"$tmp/ar"
 # The name declared by each TRCU_API declaration (the identifier before its
 # parameter list or its semicolon).
-sed -n 's/^TRCU_API[^(;]*[^a-zA-Z0-9_(;]\([a-zA-Z_][a-zA-Z0-9_]*\) *[(;].*/\1/p' \
-    "$inc"/treercu/*.h | sort -u >"$tmp/hdr"
+decls() { sed -n 's/^TRCU_API[^(;]*[^a-zA-Z0-9_(;]\([a-zA-Z_][a-zA-Z0-9_]*\) *[(;].*/\1/p' "$@"; }
+decls "$inc"/treercu/*.h | sort -u >"$tmp/hdr"
+if [ -n "${TRCU_ABI_WITHOUT:-}" ]; then
+  decls "$inc/treercu/$TRCU_ABI_WITHOUT" | sort -u >"$tmp/without"
+  comm -23 "$tmp/list" "$tmp/without" >"$tmp/list.kept" && mv "$tmp/list.kept" "$tmp/list"
+  comm -23 "$tmp/hdr" "$tmp/without" >"$tmp/hdr.kept" && mv "$tmp/hdr.kept" "$tmp/hdr"
+fi
 
 rc=0
 report() {   # report FILE_A FILE_B WHAT: names in A and not in B

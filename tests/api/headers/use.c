@@ -7,6 +7,7 @@
  * did what they say.
  */
 #include <treercu/treercu.h>
+#include <treercu/workqueue.h>   /* also when the build left it out of treercu.h */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
