@@ -92,7 +92,6 @@ void insert_work(struct pool_workqueue *pwq, struct trcu_work *work,
  * seq_cst RMW after the store.  A thread whose record cannot be allocated
  * goes without (its items are then not covered in a child).
  */
-
 __thread struct wq_owner *wq_owner_self;
 /* Set in a fork() child whose only thread is a worker (a work item called
  * fork()): that child may only exec or _exit (process_one_work()). */
