@@ -16,7 +16,13 @@ NF != 6 { printf "goals-table.sh: line %d: %d fields, expected 6\n", NR, NF > "/
 	unit = $5 == "-" ? "" : $5
 	if ($3 ~ /^ratio/) {
 		op = substr($3, 6)
-		cond = "treercu / liburcu " op " " $4 unit
+		ref = "liburcu"
+		if (index(op, ":")) {
+			ref = substr(op, index(op, ":") + 1)
+			gsub(/-/, " ", ref)
+			op = substr(op, 1, index(op, ":") - 1)
+		}
+		cond = "treercu / " ref " " op " " $4 unit
 	} else if ($3 == "==") {
 		cond = "treercu = " $4 unit
 	} else {

@@ -19,6 +19,7 @@ enum goal_cmp { CMP_RATIO_LE, CMP_RATIO_GE, CMP_LE, CMP_GE, CMP_EQ };
 
 struct goal {
 	char name[48], metric[64], threshold[16], unit[8];
+	char ref[24];             /* ratio goals: the peer treercu is divided by */
 	enum goal_cmp cmp;
 	double limit;
 };
@@ -54,9 +55,26 @@ static bool field(const char *line, int i, char *out, size_t len)
 	return true;
 }
 
+/* "ratio<=:ck_epoch": the reference after the colon, '-' read as spaces;
+ * liburcu memb when none is given.  Cuts it off cmp. */
+static void goal_ref_parse(char *cmp, int lineno, struct goal *g)
+{
+	char *colon = strchr(cmp, ':');
+
+	snprintf(g->ref, sizeof(g->ref), "liburcu memb");
+	if (!colon)
+		return;
+	*colon = '\0';
+	if (strncmp(cmp, "ratio", 5) || !colon[1] || strlen(colon + 1) >= sizeof(g->ref))
+		goals_die(lineno, "only a ratio compare names its reference (ratio<=:PEER)");
+	snprintf(g->ref, sizeof(g->ref), "%s", colon + 1);
+	for (char *p = g->ref; *p; p++)
+		*p = *p == '-' ? ' ' : *p;
+}
+
 static void goal_parse(const char *line, int lineno, struct goal *g)
 {
-	char cmp[16], meaning[FIELD_MAX], *end;
+	char cmp[40], meaning[FIELD_MAX], *end;
 	int c;
 
 	if (!field(line, 0, g->name, sizeof(g->name)) ||
@@ -65,6 +83,7 @@ static void goal_parse(const char *line, int lineno, struct goal *g)
 	    !field(line, 4, g->unit, sizeof(g->unit)) || !field(line, 5, meaning, sizeof(meaning)))
 		goals_die(lineno, "expected 6 tab-separated fields: name, metric, compare, "
 			  "threshold, unit, meaning");
+	goal_ref_parse(cmp, lineno, g);
 	for (c = 0; c < 5 && strcmp(cmp, cmp_word[c]); c++)
 		;
 	if (c == 5)
@@ -113,6 +132,11 @@ const char *goal_metric(const char *name)
 double goal_limit(const char *name)
 {
 	return goals[goal_first(name)].limit;
+}
+
+const char *goal_ref(const char *name)
+{
+	return goals[goal_first(name)].ref;
 }
 
 const char *goal_text(const char *name, char *buf, size_t len)

@@ -15,6 +15,9 @@
 const char *goal_metric(const char *name);
 /* The threshold of goal name's first line. */
 double goal_limit(const char *name);
+/* What a ratio goal divides treercu's figure by: "liburcu memb" unless the
+ * compare field names another peer ("ratio>=:ck_epoch"). */
+const char *goal_ref(const char *name);
 /* Every line of goal name as "<= 1.1x", joined by ", ", into buf. */
 const char *goal_text(const char *name, char *buf, size_t len);
 /* Whether every line of goal name holds for treercu's figure t (and

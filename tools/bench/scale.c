@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE   /* malloc_trim */
 #include <malloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,15 @@ static bool sc_cb_opts(struct tool_opts *o, struct cb_ctx *cb, bool flag_cb, boo
 	return flag_cb || (!o->quick && !no_cb && !restricted);
 }
 
+/* Every point NAN until its configuration runs (a peer left out stays so). */
+static void sc_result_init(struct scale_result *res)
+{
+	for (int lib = 0; lib < NPEER; lib++)
+		for (int rd = 0; rd < NRD; rd++)
+			for (int k = 0; k < NCALL; k++)
+				res->pt[lib][rd][k] = (struct scale_point){ NAN, NAN, NAN, NAN, NAN, NAN };
+}
+
 int scale_main(struct tool_opts *o, struct scale_result *res)
 {
 	bool flag_cb, no_cb;
@@ -384,6 +394,7 @@ int scale_main(struct tool_opts *o, struct scale_result *res)
 	struct json j;
 
 	tool_bind(o, scale_opts);
+	sc_result_init(res);
 	flag_cb = opt_flag(o, "callbacks");
 	no_cb = opt_flag(o, "no-callbacks");
 	paths = sc_sync_paths(o);
