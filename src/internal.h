@@ -280,6 +280,7 @@ struct rcu_state {
 
 	/* GP kthread (started on first asynchronous need). */
 	pthread_t kthread;
+	pthread_mutex_t kthread_start_lock;   /* the one start of it */
 	_Atomic bool kthread_started;
 	_Atomic bool shutting_down;
 
@@ -302,8 +303,26 @@ struct rcu_state {
 
 extern struct rcu_state rcu_state;
 
-/* init (src/tree.c) */
+static inline struct rcu_thread *rcu_slot_get(int slot)
+{
+	_Atomic(struct rcu_thread *) *chunk = rcu_state.slot_chunks[slot / SLOT_CHUNK];
+
+	/* Acquire pairs with the release in slot_set(): the reader's
+	 * initialised fields are visible before its pointer. */
+	return chunk ? atomic_load_explicit(&chunk[slot % SLOT_CHUNK], memory_order_acquire)
+		     : NULL;
+}
+
+/*
+ * The init gate (src/state.c): every entry point that may be a thread's
+ * first use of the library passes it.  It runs, once, the init that the
+ * top layer registered from a constructor (src/rcu.c: tunables from the
+ * environment, the read side's barrier choice, the first tree, the exit and
+ * fork handlers).  Lazy, so that the environment is read at first use.
+ */
 void rcu_init(void);
+void rcu_init_register(void (*fn)(void));
+void rcu_init_anchor(void);   /* src/rcu.c's constructor */
 
 /*
  * Cancellation (docs/design.md, "Guarantees"): every cancellation point the
@@ -342,7 +361,7 @@ static inline void sys_cancel_restore(int old)
  * the helper threads not started).  Called in the order src/fork.c gives.
  */
 void fork_register(void);
-void rcu_fork_prepare(void);         /* tree.c */
+void rcu_fork_prepare(void);         /* rcu.c */
 void rcu_fork_parent(void);
 void rcu_fork_child(void);
 void rcu_fork_child_kick(void);      /* after every subsystem's child step */
@@ -410,41 +429,26 @@ void rcu_thread_init(void);
 void rcu_check_blocking_allowed(const char *what);
 int rcu_enter_gp_wait(struct rcu_thread *t);
 void rcu_exit_gp_wait(struct rcu_thread *t, int was);
-struct rcu_thread *rcu_slot_get(int slot);
 void rcu_internal_qsbr_online(struct rcu_thread *t);
 void rcu_internal_qsbr_offline(struct rcu_thread *t);
 struct rcu_tree;
 void rcu_slots_fork_child(struct rcu_tree *t);
 
-/* tree.c, used by thread.c and nocb.c */
+/* rcu_node.c, used by thread.c */
 void rcu_report_qs_slot(int slot, bool dirty);
+long tun_usable_cpus(void);   /* CPUs this process may run on (tunable defaults) */
+
+/* gp_drive.c, used by the callback layer (nocb.c) */
 unsigned long rcu_gp_snap(void);                 /* full fence + rcu_seq_snap */
 unsigned long rcu_gp_seq_current(void);          /* acquire load of gp_seq */
-void rcu_note_sync_wake(void);                   /* a synchronize_rcu() caller was woken */
-void rcu_note_sync_resume(void);                 /* ... and runs again */
-long tun_usable_cpus(void);   /* CPUs this process may run on (tunable defaults) */
-struct rcu_sync_key { unsigned long wake, need; bool woken; };
-void rcu_cb_waiter_enter(void);                  /* a thread waits for an offload thread */
-void rcu_cb_waiter_exit(void);
-bool rcu_sync_caller_pending(struct rcu_sync_key *key);  /* callbacks should wait */
-bool rcu_sync_key_same(const struct rcu_sync_key *k, const struct rcu_sync_key *old);
-void rcu_sync_wait_resume(const struct rcu_sync_key *key, long timeout_ns);
 void rcu_gp_wait_seq(unsigned long s);           /* block until GP s ends */
 void rcu_gp_request_async(unsigned long s);      /* GP kthread will run it */
 
-/* nocb.c */
-void rcu_nocb_shutdown(void);
-void rcu_nocb_kick(void);                        /* wake group 0 (bulk frees) */
-bool rcu_wait_gp_wakeme(void);                   /* synchronize_rcu() via a callback; false: no memory */
-void rcu_nocb_stats(struct trcu_stats *st);
-bool rcu_nocb_self(void);                        /* the caller is an offload thread */
-bool rcu_nocb_exit_drain(long stuck_ns);         /* bounded: process exit */
-void rcu_nocb_exit_report(const char *why);      /* what exit leaves behind */
-void rcu_nocb_stall_info(long *pending, long *gave_up);
 
 /* stall.c */
 void rcu_stall_fork_child(void);                 /* fork() child step */
 void rcu_check_stall(void);
 void rcu_stall_reset(void);
+void rcu_stall_set_cb_info(void (*fn)(long *pending, long *gave_up));
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "kvfree.h"
+#include "nocb.h"
 
 #define KVFREE_BLOCK_BYTES 4096
 #define KVFREE_NR_PTRS ((KVFREE_BLOCK_BYTES - 4 * sizeof(long)) / sizeof(void *))

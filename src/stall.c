@@ -99,14 +99,28 @@ static void stall_emit(const char *msg)
 	pthread_mutex_unlock(&rcu_state.stall_lock);
 }
 
+/*
+ * The callback layer's counts, for the warning: it sits above the grace
+ * periods this file watches, so the top layer hands its function down at
+ * init (rcu_stall_set_cb_info()) rather than this file calling up.  Set
+ * before any GP runs, then only read.
+ */
+static void (*stall_cb_info)(long *pending, long *gave_up);
+
+void rcu_stall_set_cb_info(void (*fn)(long *pending, long *gave_up))
+{
+	stall_cb_info = fn;
+}
+
 /* Callbacks wait behind the stall: memory grows while it lasts, and
  * call_rcu()'s flood push-back gives up (nocb_pushback_limit_ns()). */
 static void stall_emit_callbacks(long gp)
 {
-	long pending, gave_up;
+	long pending = 0, gave_up = 0;
 	char msg[256];
 
-	rcu_nocb_stall_info(&pending, &gave_up);
+	if (stall_cb_info)
+		stall_cb_info(&pending, &gave_up);
 	if (pending <= 0)
 		return;
 	snprintf(msg, sizeof(msg),

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "sync_hint.h"
 #include "sync_list.h"
 #include "test_hooks.h"
 #include "trace.h"
@@ -56,7 +57,6 @@ static struct {
 	struct sr_wait_head wait_heads[SR_NORMAL_GP_WAIT_HEAD_MAX];
 	pthread_mutex_t cleanup_lock;             /* one cleanup pass at a time */
 	_Atomic int cleanups_pending;             /* requested, pass not finished */
-	_Atomic long nr_waiting;                  /* waiters not yet returned */
 	_Atomic long n_direct, n_deferred, n_no_head;
 } srs = {
 	.cleanup_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -141,24 +141,8 @@ void rcu_sr_normal_add_req(struct sr_node *n)
 {
 	atomic_store_explicit(&n->done, SR_WAITING, memory_order_relaxed);
 	n->is_wait_head = false;
-	atomic_fetch_add_explicit(&srs.nr_waiting, 1, memory_order_seq_cst);
+	rcu_sr_waiting_add();
 	sr_llist_add(n);
-}
-
-/*
- * How many waiters have not returned yet (a caller that drove counts its own
- * node)?  A count, not a look at the list: only the GP driver (under
- * gp_mutex) may dereference list nodes, because a woken waiter's node (on
- * its stack) is gone as soon as it returns.
- */
-long rcu_sr_nr_waiting(void)
-{
-	return atomic_load_explicit(&srs.nr_waiting, memory_order_seq_cst);
-}
-
-bool rcu_sr_waiters(void)
-{
-	return rcu_sr_nr_waiting() > 0;
 }
 
 /* Sleep until woken or timeout_ns (< 0: no limit); true once woken. */
@@ -191,7 +175,7 @@ bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns)
 			continue;
 		sys_futex_wait(&n->done, SR_ASLEEP, left);
 	}
-	atomic_fetch_sub_explicit(&srs.nr_waiting, 1, memory_order_relaxed);
+	rcu_sr_waiting_sub();
 	rcu_sr_normal_cleanup_help();
 	return true;
 }
@@ -408,7 +392,7 @@ void rcu_sr_fork_child(void)
 		atomic_store_explicit(&srs.wait_heads[i].node.next, NULL, memory_order_relaxed);
 	}
 	atomic_store_explicit(&srs.cleanups_pending, 0, memory_order_relaxed);
-	atomic_store_explicit(&srs.nr_waiting, 0, memory_order_relaxed);
+	rcu_sr_waiting_fork_child();
 }
 
 void rcu_sr_stats(struct trcu_stats *st)

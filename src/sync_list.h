@@ -21,8 +21,6 @@ bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns);
 bool rcu_sr_done(struct sr_node *n);
 bool rcu_sr_normal_gp_init(void);
 void rcu_sr_normal_gp_cleanup(void);
-bool rcu_sr_waiters(void);
-long rcu_sr_nr_waiting(void);
 void rcu_sr_stats(struct trcu_stats *st);
 
 #endif

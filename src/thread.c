@@ -15,7 +15,6 @@
 #include "internal.h"
 
 __thread struct trcu_reader trcu_reader_tls = { .nest_flags = TRCU_RF_UNREG };
-__thread struct rcu_thread rcu_thread_tls = { .slot = -1 };
 
 /* Emergency sections in progress, every thread (see emerg_enter()). */
 static unsigned long emerg_readers;
@@ -45,16 +44,6 @@ unsigned int rcu_section_depth(void)
 }
 
 /* ---- The slot table ------------------------------------------------------ */
-
-struct rcu_thread *rcu_slot_get(int slot)
-{
-	_Atomic(struct rcu_thread *) *chunk = rcu_state.slot_chunks[slot / SLOT_CHUNK];
-
-	/* Acquire pairs with the release in slot_set(): the reader's
-	 * initialised fields are visible before its pointer. */
-	return chunk ? atomic_load_explicit(&chunk[slot % SLOT_CHUNK], memory_order_acquire)
-		     : NULL;
-}
 
 static void slot_set(int slot, struct rcu_thread *r)
 {

@@ -17,6 +17,7 @@
 #include <treercu/rcu.h>
 #include "check.h"
 #include "internal.h"
+#include "sync_hint.h"
 
 #define ROUNDS 8
 #define BATCH 5000

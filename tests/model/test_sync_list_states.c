@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "sync_hint.h"
 #include "test_hooks.h"
 
 static struct sr_node A[7], B[3];

@@ -23,6 +23,7 @@
 #include "check.h"
 #include "holder.h"
 #include "internal.h"
+#include "sync_hint.h"
 
 static _Atomic int returned;
 

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rcu_barrier(), and the callback layer's statistics, shutdown and
+ * process-exit drain: each bounded by the offload threads' progress.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "trace.h"
+#include "nocb.h"
+#include "nocb_internal.h"
+#include "test_hooks.h"
+
+/* ---- rcu_barrier ------------------------------------------------------------------ */
+
+/* ---- Progress, for the bounded waits (process exit) ------------------------------ */
+
+/* Grace periods ended and callbacks run: where the last look left them.
+ * Only the exiting thread uses it. */
+static struct {
+	unsigned long gp;
+	long done;
+	long since_ns;
+} nocb_progress;
+
+static long nocb_done_count(void)
+{
+	struct trcu_stats st = { 0 };
+
+	rcu_nocb_stats(&st);
+	return st.cbs_invoked + st.frees_done;
+}
+
+static void nocb_progress_reset(void)
+{
+	nocb_progress.gp = rcu_gp_seq_current();
+	nocb_progress.done = nocb_done_count();
+	nocb_progress.since_ns = sys_now_ns();
+}
+
+/* True once neither a grace period ended nor a callback ran for stuck_ns. */
+static bool nocb_stuck(long stuck_ns)
+{
+	unsigned long gp = rcu_gp_seq_current();
+	long done = nocb_done_count(), now = sys_now_ns();
+
+	if (gp != nocb_progress.gp || done != nocb_progress.done) {
+		nocb_progress.gp = gp;
+		nocb_progress.done = done;
+		nocb_progress.since_ns = now;
+		return false;
+	}
+	return now - nocb_progress.since_ns >= stuck_ns;
+}
+
+/*
+ * The barrier proper; the caller is quiescent (rcu_barrier_wait()).
+ * Returns false if `stuck_ns` >= 0 and neither a grace period ended nor a
+ * callback ran for that long: the barrier is then left in flight, its
+ * mutex held, and every later rcu_barrier() returns at once (process exit
+ * only: rcu_nocb_exit_drain()).
+ */
+static bool rcu_barrier_wait(long stuck_ns)
+{
+	unsigned long seq;
+	uint32_t v;
+
+	if (atomic_load_explicit(&nocb.stopping, memory_order_acquire)) {
+		/* The shutdown ran every callback queued before it stopped the
+		 * offload threads, and sweeps up those pushed meanwhile: wait
+		 * for that sweep, not return while it still waits for their GP
+		 * (tests/process/test_shutdown_barrier_waits_for_sweep.c).
+		 * Acquire: pairs with the release after the sweep. */
+		while (!atomic_load_explicit(&nocb.swept, memory_order_acquire)) {
+			if (stuck_ns >= 0 && nocb_stuck(stuck_ns))
+				return false;
+			usleep(100);
+		}
+		return true;
+	}
+	/* Relaxed: a flag on its own; the exit drain that set it gave up and
+	 * keeps barrier_mutex, so waiting for the mutex would never end. */
+	if (atomic_load_explicit(&nocb.barrier_abandoned, memory_order_relaxed))
+		return true;
+	if (stuck_ns < 0) {
+		pthread_mutex_lock(&nocb.barrier_mutex);
+	} else {
+		/* Bounded: another thread's rcu_barrier() may hold the mutex
+		 * behind the same stuck reader. */
+		while (pthread_mutex_trylock(&nocb.barrier_mutex)) {
+			if (nocb_stuck(stuck_ns))
+				return false;
+			sys_sleep_ns(100000L);
+		}
+	}
+	/*
+	 * Counts: one held by us until every group was asked, one per group
+	 * until it has entrained, one per entrained barrier callback until it
+	 * runs.  Zero means every earlier callback has run.
+	 */
+	atomic_store_explicit(&nocb.barrier_cpu_count, nocb.nr_groups + 1, memory_order_relaxed);
+	seq = atomic_fetch_add_explicit(&nocb.barrier_seq, 1, memory_order_relaxed) + 1;
+	for (int i = 0; i < nocb.nr_groups; i++) {
+		/* Release: callbacks queued before this barrier (happens-
+		 * before) are visible to the group when it sees the request. */
+		atomic_store_explicit(&nocb.groups[i].barrier_req, seq, memory_order_release);
+		nocb_wake(&nocb.groups[i]);
+	}
+	v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
+	rcu_cb_waiter_enter();
+	nocb_barrier_dec();
+	while (atomic_load_explicit(&nocb.barrier_cpu_count, memory_order_acquire) != 0) {
+		if (stuck_ns >= 0 && nocb_stuck(stuck_ns)) {
+			rcu_cb_waiter_exit();
+			atomic_store_explicit(&nocb.barrier_abandoned, true, memory_order_relaxed);
+			return false;
+		}
+		sys_futex_wait(&nocb.barrier_futex, v, stuck_ns >= 0 ? 1000000L : -1);
+		v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
+	}
+	rcu_cb_waiter_exit();
+	pthread_mutex_unlock(&nocb.barrier_mutex);
+	return true;
+}
+
+static void __trcu_rcu_barrier(void)
+{
+	struct rcu_thread *r = rcu_thread_self();
+	bool registered;
+	int was;
+
+	rcu_check_blocking_allowed("rcu_barrier()");
+	if (nocb_self)
+		sys_die("rcu_barrier() called from an RCU callback: it would wait for itself");
+	rcu_init();
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		return;   /* no callback was ever queued */
+	/* Quiescent while it waits, as synchronize_rcu() is: an online QSBR
+	 * caller would otherwise hold up the grace periods it waits for. */
+	registered = rcu_thread_registered(r);
+	was = registered ? rcu_enter_gp_wait(r) : 0;
+	rcu_barrier_wait(-1);
+	if (registered)
+		rcu_exit_gp_wait(r, was);
+}
+
+void trcu_rcu_barrier(void)
+{
+	int cs = sys_cancel_disable();
+
+	__trcu_rcu_barrier();
+	sys_cancel_restore(cs);
+}
+
+/* ---- Statistics and shutdown --------------------------------------------------------- */
+
+void rcu_nocb_stats(struct trcu_stats *st)
+{
+	long q = atomic_load_explicit(&nocb.n_queued_dead, memory_order_relaxed);
+	long inv = atomic_load_explicit(&nocb.n_invoked_dead, memory_order_relaxed);
+
+	if (atomic_load_explicit(&nocb.started, memory_order_acquire)) {
+		for (int i = 0; i < nocb.nr_groups; i++) {
+			struct nocb_group *grp = &nocb.groups[i];
+
+			pthread_mutex_lock(&grp->lock);
+			for (struct rcu_data *rdp = grp->rdps; rdp; rdp = rdp->next) {
+				q += atomic_load_explicit(&rdp->n_queued, memory_order_relaxed);
+				inv += atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+			}
+			pthread_mutex_unlock(&grp->lock);
+		}
+		st->nocb_threads = nocb.nr_groups;
+	}
+	st->cbs_queued = q;
+	st->cbs_invoked = inv;
+	st->cbs_pending = q - inv;
+	st->cbs_pushback = atomic_load_explicit(&nocb.n_pushback, memory_order_relaxed);
+	st->nocb_defers = atomic_load_explicit(&nocb.n_defer, memory_order_relaxed);
+}
+
+/* Run every callback, then stop and join the offload threads. */
+void rcu_nocb_shutdown(void)
+{
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		return;
+	/* Callbacks may queue callbacks: repeat while the barrier finds work. */
+	for (int i = 0; i < 100; i++) {
+		struct trcu_stats st = { 0 };
+
+		trcu_rcu_barrier();
+		rcu_nocb_stats(&st);
+		if (!st.cbs_pending && st.frees_done == st.frees_queued - st.frees_fallback)
+			break;
+	}
+	atomic_store_explicit(&nocb.stopping, true, memory_order_release);
+	for (int i = 0; i < nocb.nr_groups; i++) {
+		nocb_wake(&nocb.groups[i]);
+		pthread_join(nocb.groups[i].thread, NULL);
+	}
+	/* seq_cst: pairs with call_rcu_core()'s push followed by its load
+	 * of ->stopped: a push this sweep misses sees it set. */
+	atomic_store_explicit(&nocb.stopped, true, memory_order_seq_cst);
+	/* Adopted rcu_data are freed once empty; live threads' rcu_data stay
+	 * (their TLS still points at them) and call_rcu() now runs callbacks
+	 * itself. */
+	nocb_sweep_stranded();
+	/* Release: the swept callbacks ran; pairs with rcu_barrier()'s
+	 * acquire. */
+	atomic_store_explicit(&nocb.swept, true, memory_order_release);
+}
+
+/* ---- Process exit -------------------------------------------------------------------- */
+
+bool rcu_nocb_self(void)
+{
+	return nocb_self;
+}
+
+/*
+ * Run what is queued, as rcu_nocb_shutdown() does (callbacks may queue
+ * more), but give up once neither a grace period ended nor a callback ran
+ * for stuck_ns: a reader stuck in a section would otherwise hang exit.
+ * The offload threads keep running either way (the process is ending).
+ * The caller is quiescent.  Returns whether everything ran.
+ */
+bool rcu_nocb_exit_drain(long stuck_ns)
+{
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+		return true;
+	nocb_progress_reset();
+	for (int i = 0; i < 100; i++) {
+		struct trcu_stats st = { 0 };
+
+		if (!rcu_barrier_wait(stuck_ns))
+			return false;
+		rcu_nocb_stats(&st);
+		if (!st.cbs_pending && st.frees_done == st.frees_queued - st.frees_fallback)
+			return true;
+	}
+	return false;
+}
+
+/* One line on stderr: how many callbacks and rcu_free() pointers exit
+ * leaves behind, and why (nothing when none). */
+void rcu_nocb_exit_report(const char *why)
+{
+	struct trcu_stats st = { 0 };
+	long frees;
+
+	rcu_nocb_stats(&st);
+	frees = st.frees_queued - st.frees_fallback - st.frees_done;
+	if (frees > 0)
+		sys_warn("exit: %ld callback%s not run and %ld rcu_free() pointer%s not freed: %s",
+			  st.cbs_pending, st.cbs_pending == 1 ? "" : "s", frees,
+			  frees == 1 ? "" : "s", why);
+	else if (st.cbs_pending > 0)
+		sys_warn("exit: %ld callback%s not run: %s", st.cbs_pending,
+			  st.cbs_pending == 1 ? "" : "s", why);
+}
+
+/* For the stall warning: callbacks queued and not yet run, and how many
+ * push-backs gave up because no grace period ended. */
+void rcu_nocb_stall_info(long *pending, long *gave_up)
+{
+	struct trcu_stats st = { 0 };
+
+	rcu_nocb_stats(&st);
+	*pending = st.cbs_pending;
+	*gave_up = atomic_load_explicit(&nocb.n_pushback_gave_up, memory_order_relaxed);
+}

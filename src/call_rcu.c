@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * call_rcu(): one compare-and-swap onto the calling thread's bypass stack
+ * and, at most once per batch, a wake of its offload thread (src/nocb.c);
+ * the flood push-back that makes a caller far ahead of its offload thread
+ * wait for it; and the callbacks stranded when the offload threads are
+ * gone (shutdown), which run on the caller's thread.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "trace.h"
+#include "nocb.h"
+#include "nocb_internal.h"
+#include "test_hooks.h"
+
+/* ---- call_rcu --------------------------------------------------------------------- */
+
+/*
+ * Flood push-back: a thread with more than cb_max_pending callbacks not yet
+ * run waits (outside read-side sections only: inside one, waiting for a
+ * grace period would wait for itself) until it is back under qhimark, but
+ * only while grace periods end or its callbacks run: after
+ * nocb_pushback_limit_ns() with neither (a reader stalled in a section), it
+ * returns, and the thread queues without push-back until the next grace
+ * period ends.  Memory then grows for as long as the stall lasts; the stall
+ * warning counts the callbacks waiting (rcu_nocb_stall_info()).  The
+ * kernel's and liburcu's call_rcu() never wait at all.
+ */
+
+/*
+ * How long the push-back waits without grace-period progress before it
+ * counts the grace period as stalled: cb_pushback_ms, or by default (0) a
+ * tenth of stall_timeout_ms.  A loaded machine preempts readers inside
+ * their sections for hundreds of ms while grace periods still end; giving
+ * up then lets a flood run past cb_max_pending until gp_seq moves
+ * (docs/decisions.md).  The stall detector's own threshold is what
+ * separates slow from stalled; a tenth of it bounds the wait well below it.
+ */
+static long nocb_pushback_limit_ns(void)
+{
+	long ms = TUN(cb_pushback_ms);
+
+	if (!ms)
+		ms = TUN(stall_timeout_ms) / 10;
+	return (ms > 0 ? ms : 1) * 1000000L;
+}
+static void nocb_pushback(struct rcu_data *rdp)
+{
+	struct rcu_thread *r = rcu_thread_self();
+	unsigned long gp = rcu_gp_seq_current();
+	long inv = atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+	long since = sys_now_ns(), limit = nocb_pushback_limit_ns();
+	int was;
+
+	if (rcu_section_depth() || gp == rdp->pushback_gave_up_gp)
+		return;
+	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
+	was = rcu_thread_registered(r) ? rcu_enter_gp_wait(r) : 0;
+	nocb_wake(rdp->grp);
+	rcu_cb_waiter_enter();
+	while (rdp_pending(rdp) > TUN(qhimark)) {
+		uint32_t v = atomic_load_explicit(&rdp->pushback_futex, memory_order_seq_cst);
+		unsigned long gp_now = rcu_gp_seq_current();
+		long inv_now = atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+		long now = sys_now_ns();
+
+		if (gp_now != gp || inv_now != inv) {
+			gp = gp_now;
+			inv = inv_now;
+			since = now;
+		} else if (now - since >= limit) {
+			/* Owner only: read by the owner's next call_rcu(). */
+			rdp->pushback_gave_up_gp = gp;
+			atomic_fetch_add_explicit(&nocb.n_pushback_gave_up, 1, memory_order_relaxed);
+			break;
+		}
+		/* seq_cst: pairs with nocb_do_batch()'s waiting check. */
+		atomic_store_explicit(&rdp->pushback_waiting, 1, memory_order_seq_cst);
+		if (rdp_pending(rdp) <= TUN(qhimark))
+			break;
+		sys_futex_wait(&rdp->pushback_futex, v, limit - (now - since));
+	}
+	rcu_cb_waiter_exit();
+	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
+	if (rcu_thread_registered(r))
+		rcu_exit_gp_wait(r, was);
+}
+
+/*
+ * Run, after a grace period, the callbacks left on rdp's bypass list once
+ * the offload threads are gone: a call_rcu() that saw ->stopping still
+ * false may push after its group's thread made its last pass and exited
+ * (tests/process/test_shutdown_runs_late_callback.c; with normal_wake_from_gp=0 the callback
+ * was a synchronize_rcu() caller's wake-up, and the caller hung).  The
+ * exchange takes each callback exactly once, from the shutdown's sweep or
+ * from its owner's own check.
+ */
+void nocb_run_stranded(struct rcu_data *rdp)
+{
+	/* Acquire: pairs with the pushes' release CAS (->func, ->next). */
+	struct trcu_head *list = atomic_exchange_explicit(&rdp->bypass, NULL, memory_order_acq_rel);
+	struct trcu_head *fifo = NULL, *next;
+	bool was_self;
+	long n = 0;
+	int cs;
+
+	if (!list)
+		return;
+	for (; list; list = next) {       /* newest first: reverse */
+		next = list->next;
+		list->next = fifo;
+		fifo = list;
+	}
+	rcu_gp_wait_seq(rcu_gp_snap());
+	/* As on an offload thread: an rcu_barrier() from one of these
+	 * callbacks would wait for the sweep that runs it (it dies instead,
+	 * naming the misuse). */
+	was_self = nocb_self;
+	nocb_self = true;
+	/* The callbacks run on the caller's thread here: as on an offload
+	 * thread, no cancellation point in one may end it with the rest of
+	 * the list taken and not run (internal.h). */
+	cs = sys_cancel_disable();
+	for (; fifo; fifo = next, n++) {
+		next = fifo->next;
+		debug_rcu_head_unqueue(fifo);
+		fifo->func(fifo);
+		nocb_fork_check();
+	}
+	sys_cancel_restore(cs);
+	nocb_self = was_self;
+	/* An RMW: the shutdown's sweep and the owner may both run one now
+	 * that no offload thread does.  Relaxed: only the statistics read it
+	 * here; an rcu_barrier() after the sweep is ordered by ->swept's
+	 * release/acquire, and the owner's flood check cannot fire (every
+	 * later call_rcu() takes the after-shutdown path). */
+	atomic_fetch_add_explicit(&rdp->n_invoked, n, memory_order_relaxed);
+}
+
+/*
+ * After the join: every group's lists, live threads' and orphans'.  Not
+ * under grp->lock while callbacks run (one may call_rcu() on a new thread,
+ * whose rdp_get() takes it).  The rdps stay put meanwhile: only
+ * nocb_reap_orphans() frees one, and with the offload threads gone only
+ * this sweep calls it; new ones are added at the head.
+ */
+void nocb_sweep_stranded(void)
+{
+	for (int i = 0; i < nocb.nr_groups; i++) {
+		struct nocb_group *grp = &nocb.groups[i];
+		struct rcu_data *rdp;
+
+		pthread_mutex_lock(&grp->lock);
+		rdp = grp->rdps;
+		pthread_mutex_unlock(&grp->lock);
+		while (rdp) {
+			nocb_run_stranded(rdp);
+			pthread_mutex_lock(&grp->lock);
+			rdp = rdp->next;
+			pthread_mutex_unlock(&grp->lock);
+		}
+		nocb_reap_orphans(grp);
+	}
+}
+
+/* After trcu_shutdown() no offload thread runs: wait for a grace period
+ * here and run the callback (outside a read-side section), or keep it. */
+static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	if (rcu_section_depth()) {
+		sys_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
+			  "callback %p not run", (void *)head);
+		debug_rcu_head_unqueue(head);
+		return;
+	}
+	/*
+	 * A grace period that no callback provides: trcu_synchronize_rcu()
+	 * on the wakeme path (normal_wake_from_gp=0) would queue a callback,
+	 * come back here, and recurse until the stack ran out, for any call
+	 * made between the offload threads' stop and shutting_down (the
+	 * window is the offload threads' join).  tests/process/test_shutdown_sync_returns_while_offload_stops.c.
+	 */
+	rcu_gp_wait_seq(rcu_gp_snap());
+	debug_rcu_head_unqueue(head);
+	func(head);
+	/* Callbacks this thread left queued inside a section while the
+	 * offload threads stopped (call_rcu_stranded()). */
+	if (nocb_rdp)
+		nocb_run_stranded(nocb_rdp);
+}
+
+/* The push went in after the offload threads stopped: run it here, as
+ * call_rcu_after_shutdown() does (not inside a read-side section). */
+static void call_rcu_stranded(struct rcu_data *rdp)
+{
+	if (rcu_section_depth()) {
+		/* No grace period can be waited for here.  The shutdown's sweep
+		 * runs it if it has not passed this list yet; else this
+		 * thread's next call_rcu() outside a section does
+		 * (call_rcu_after_shutdown()). */
+		sys_warn("call_rcu() inside a read-side section while trcu_shutdown() stopped "
+			  "the offload threads: callback left queued until this thread calls "
+			  "call_rcu() outside a read-side section");
+		return;
+	}
+	nocb_run_stranded(rdp);
+}
+
+void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
+{
+	struct rcu_data *rdp;
+	struct trcu_head *old;
+	long n, pending;
+	int st;
+
+	if (TRCU_UNLIKELY(!head))
+		sys_die("call_rcu(): NULL rcu_head");
+	if (TRCU_UNLIKELY(!func)) {
+		sys_warn("call_rcu(%p): NULL callback function: callback not queued", (void *)head);
+		return;
+	}
+	debug_rcu_head_queue(head, func);
+	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopping, memory_order_acquire))) {
+		call_rcu_after_shutdown(head, func);
+		return;
+	}
+	rdp = rdp_get();
+	head->func = func;
+	old = atomic_load_explicit(&rdp->bypass, memory_order_relaxed);
+	do {
+		head->next = old;
+		/* Release (seq_cst for the ->state check below): publishes
+		 * ->func/->next; pairs with nocb_flush_bypass()'s exchange. */
+	} while (!atomic_compare_exchange_weak_explicit(&rdp->bypass, &old, head,
+							memory_order_seq_cst,
+							memory_order_relaxed));
+	n = atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) + 1;
+	atomic_store_explicit(&rdp->n_queued, n, memory_order_relaxed);
+	/* seq_cst, after the seq_cst CAS: pairs with rcu_nocb_shutdown()'s
+	 * store before its sweep.  Set: the offload threads are gone and the
+	 * sweep may have missed this push. */
+	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopped, memory_order_seq_cst))) {
+		call_rcu_stranded(rdp);
+		return;
+	}
+	if (lazy && !atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed)) {
+		atomic_store_explicit(&rdp->lazy_queued, true, memory_order_relaxed);
+	} else if (!lazy &&
+		   TRCU_UNLIKELY(atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed))) {
+		/* A hurried callback behind this thread's lazy ones: the flag
+		 * would make the offload thread's next pass sleep lazy_flush_ms
+		 * with this one too (a wakeme-path synchronize_rcu() waited
+		 * 10 s).  Clear it and wake the thread: its seq_cst increment
+		 * orders the clear before it, pairing with the offload loop's
+		 * seq_cst ->futex read before its pass; a pass that read the
+		 * flag still set sleeps on a stale ->futex value and returns. */
+		atomic_store_explicit(&rdp->lazy_queued, false, memory_order_relaxed);
+		nocb_wake(rdp->grp);
+	}
+	/* Wake the offload thread only if it sleeps with nothing to do (or
+	 * only lazy work, for a non-lazy callback): one wake-up per batch. */
+	st = atomic_load_explicit(&rdp->grp->state, memory_order_seq_cst);
+	if (st == NOCB_IDLE || (st == NOCB_LAZY && !lazy)) {
+		if (atomic_exchange_explicit(&rdp->grp->state, NOCB_AWAKE, memory_order_seq_cst) != NOCB_AWAKE)
+			nocb_wake(rdp->grp);
+	}
+	pending = n - atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+	if (TRCU_UNLIKELY(pending > TUN(qhimark))) {
+		/* Flood: hurry the grace period (the offload thread is busy
+		 * invoking or waiting for it). */
+		rcu_gp_request_async(rcu_gp_snap());
+		if (pending > TUN(cb_max_pending))
+			nocb_pushback(rdp);
+	}
+}
+
+void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	call_rcu_core(head, func, TUN(lazy) != 0);
+}
+
+void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	call_rcu_core(head, func, false);
+}
+

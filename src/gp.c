@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One grace period and nothing else: its start (rcu_gp_init: the waiter
+ * list's wait head, the tree's init, early reports, the prescan, the reader
+ * generation and the GP-start membarrier), the force-quiescent-state loop
+ * (rcu_gp_fqs_loop: scans, sleeps, stall checks) and its end
+ * (rcu_gp_cleanup: the GP-end membarrier, gp_seq, the waiter list's
+ * wake-ups).  rcu_gp_one_locked() runs one for the thread holding gp_mutex
+ * and reports whether it ended or was handed over; it wakes no GP-end
+ * sleeper (src/gp_drive.c does).  Names follow kernel/rcu/tree.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "gp.h"
+#include "trace.h"
+#include "fqs_rule.h"
+#include "sync_hint.h"
+#include "sync_list.h"
+#include "test_hooks.h"
+
+/* Snapshot every holdout's ->watching before the GP-start membarrier. */
+static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
+{
+	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
+		int i = __builtin_ctzl(m);
+		struct rcu_thread *t = rcu_slot_get(leaf->grplo + i);
+
+		if (!t)
+			continue;
+		leaf->snap[i] = __atomic_load_n(&t->rdr->watching, __ATOMIC_ACQUIRE);
+		leaf->snap_valid |= 1UL << i;
+		leaf->snap_pre |= 1UL << i;
+	}
+	pthread_mutex_unlock(&leaf->lock);
+}
+
+/*
+ * The seed-000 early report: the driving thread cannot be in a read-side
+ * section while it runs GP code, and a thread blocked waiting for this GP
+ * is in an extended quiescent state: report both now instead of waiting for
+ * FQS scans to notice.  Clean reports: the driver is this thread, and a
+ * blocked waiter's accesses happen before its ->gp_blocked release store.
+ */
+/*
+ * Blocked or driving: quiescent now?  A blocked thread runs no code of its
+ * own, but a signal handler on it may run a section: that section entered
+ * with the fenced slow path (TRCU_RF_BLOCKED), so its odd ->watching is
+ * seen here or its loads come after the fence in rcu_gp_early_report()
+ * (store buffering, both sides fenced); an even value stored with release
+ * after a handler's section closes it.  The driver, when not blocked, is
+ * the GP kthread or an offload thread, which block every signal
+ * (rcu_kthread_create()): it cannot be in a section while it runs GP code.
+ */
+static bool rcu_early_qs(struct rcu_thread *r)
+{
+	/* Acquire pairs with the release in rcu_enter_gp_wait(). */
+	if (atomic_load_explicit(&r->gp_blocked, memory_order_acquire))
+		/* Acquire pairs with the release store in watching_exit(). */
+		return !(__atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE) & 1);
+	return r == rcu_state.driver;
+}
+
+static void rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
+{
+	unsigned long mask = 0;
+
+	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
+		int i = __builtin_ctzl(m);
+		struct rcu_thread *r = rcu_slot_get(leaf->grplo + i);
+
+		if (r && rcu_early_qs(r))
+			mask |= 1UL << i;
+	}
+	rcu_report_qs_rnp(mask, leaf, false);
+}
+
+static void rcu_gp_early_report(void)
+{
+	/* Pairs with the fence in rcu_exit_gp_wait(): a waiter that has
+	 * left is seen as such, or its next section sees this GP's updates. */
+	atomic_thread_fence(memory_order_seq_cst);
+	rcu_for_each_holdout_leaf(rcu_early_report_leaf, NULL);
+}
+
+static void rcu_gp_init(void)
+{
+	unsigned long gps = rcu_seq_startval(atomic_load_explicit(&rcu_state.gp_seq,
+								  memory_order_relaxed));
+
+	TRACE_RECORD("init", gps);
+	atomic_store_explicit(&rcu_state.gp_dirty_flag, false, memory_order_relaxed);
+	/*
+	 * Seed 004: cover the synchronize_rcu() waiters added so far, *before*
+	 * gp_seq says this GP started.  Otherwise a caller could take its
+	 * cookie while gp_seq already reads "started" (cookie = the end of the
+	 * next GP), push its node, and be covered and woken by this GP: its
+	 * cookie would not be done when synchronize_rcu() returns (found by
+	 * torture rotating the paths).  The push (seq_cst CAS) is ordered
+	 * before the release store below; a caller that sees the GP started
+	 * pushes behind the wait head, i.e. waits for the next GP.
+	 *
+	 * The other side of that window: a caller that pushes in front of the
+	 * wait head (not covered) while gp_seq still reads idle would name this
+	 * GP as its own and wait forever.  So sr_init_seq says "this GP's init
+	 * has begun" before the push; rcu_wait_gp_sr() reads it after its own
+	 * push.  seq_cst: store, then the wait head's CAS; the caller's CAS,
+	 * then its load: a caller in front of the head sees this value.
+	 */
+	atomic_store_explicit(&rcu_state.sr_init_seq, gps, memory_order_seq_cst);
+	rcu_state.sr_uncovered = !rcu_sr_normal_gp_init();
+	if (rcu_test_hooks.gp_init)
+		rcu_test_hooks.gp_init();
+	/* Release: pollers that see the GP in progress see what preceded it. */
+	atomic_store_explicit(&rcu_state.gp_seq, gps, memory_order_release);
+	rcu_state.exp_at_init = rcu_state.expedited;
+	if (rcu_state.exp_at_init)
+		atomic_store_explicit(&rcu_state.exp_seq,
+				      rcu_seq_startval(atomic_load_explicit(&rcu_state.exp_seq,
+									    memory_order_relaxed)),
+				      memory_order_release);
+	rcu_state.gp_start_ns = sys_now_ns();
+	rcu_stall_reset();
+	rcu_gp_init_tree(gps);
+	/* Early report first: when it empties the tree (only the driver and
+	 * blocked waiters were online) the GP needs no membarrier at all. */
+	if (TUN(early_report)) {
+		rcu_gp_early_report();
+		if (rcu_root_qs_done()) {
+			TRACE_RECORD("init_done_early", 0);
+			return;
+		}
+	}
+	if (TUN(jiffies_till_first_fqs) == 0)
+		rcu_for_each_holdout_leaf(rcu_prescan_leaf, NULL);
+	/*
+	 * A new reader generation (x86-64 read side, include/treercu/rcu.h):
+	 * sections that begin after the barrier below store it, so a scan
+	 * that saw an older odd value sees theirs differ.  Only GP drivers
+	 * write it (gp_mutex held); ordered before the readers' later loads
+	 * by the barrier below.
+	 */
+	rcu_state.gp_gen = __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED) + 2;
+	/* Release: after the gp_seq store above, for the compiler too (x86
+	 * keeps stores in order, so it costs nothing there): a reader that
+	 * loads it sees this GP started (rcu_watching_qs()). */
+	__atomic_store_n(&trcu_reader_gen, rcu_state.gp_gen, __ATOMIC_RELEASE);
+	/*
+	 * GP-start barrier: every reader either had its ->watching store (odd)
+	 * visible before this point, so the scans below see it, or runs its
+	 * section's loads after it and sees every update that preceded this GP.
+	 * Pairs with the compiler barrier after the store in trcu_read_lock().
+	 */
+	sys_gp_mb();
+	TRACE_RECORD("init_mb_done", 0);
+}
+
+/* ---- Force-quiescent-state scans -------------------------------------------------- */
+
+struct fqs_arg {
+	bool arm;       /* set ->need_qs on holdouts */
+	int armed;      /* how many were newly armed */
+};
+
+static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
+{
+	struct fqs_arg *fa = arg;
+	unsigned long mask = 0;
+	bool dirty = false;
+
+	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
+		int i = __builtin_ctzl(m);
+		struct rcu_thread *r = rcu_slot_get(leaf->grplo + i);
+
+		if (!r) {   /* unregistered after GP start */
+			mask |= 1UL << i;
+			dirty = true;
+			continue;
+		}
+		/* Acquire: pairs with the fenced read side's release store. */
+		if (rcu_watching_qs(leaf, i, __atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE),
+				    &dirty)) {
+			mask |= 1UL << i;
+		} else if (fa->arm && r != rcu_state.driver &&
+			   !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED)) {
+			/* Ordered before the reader's ->watching reread by the
+			 * sys_gp_mb() the caller runs next; pairs with the
+			 * barrier before the ->need_qs load in trcu_read_unlock(). */
+			__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
+			fa->armed++;
+		}
+	}
+	rcu_report_qs_rnp(mask, leaf, dirty);
+}
+
+static int rcu_fqs_scan(bool arm)
+{
+	struct fqs_arg fa = { .arm = arm };
+
+	atomic_fetch_add_explicit(&rcu_state.n_fqs, 1, memory_order_relaxed);
+	rcu_for_each_holdout_leaf(rcu_fqs_leaf, &fa);
+	return fa.armed;
+}
+
+/* A caller asks to drive and this driver may hand the GP over.  seq_cst:
+ * pairs with the caller's increment before rcu_gp_kick_driver(). */
+static bool rcu_gp_takeover_wanted(void)
+{
+	return atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed) &&
+	       atomic_load_explicit(&rcu_state.takeover_req, memory_order_seq_cst) > 0;
+}
+
+/*
+ * Sleep until target_ns, until the root empties, until a caller asks to take
+ * the GP over, or until an expedited request arrives.  A QSBR driver (the GP kthread) is offline while it
+ * sleeps, as a CPU is idle while its GP kthread sleeps.
+ */
+static void rcu_gp_sleep_until(long target)
+{
+	struct rcu_thread *drv = rcu_state.driver;
+	bool was_online = drv && drv->depth_bias;
+
+	if (was_online)
+		rcu_internal_qsbr_offline(drv);
+	for (;;) {
+		uint32_t v = atomic_load_explicit(&rcu_state.qs_futex, memory_order_seq_cst);
+		long now = sys_now_ns();
+
+		/* seq_cst pairs with rcu_gp_kick_driver(). */
+		atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
+		if (now >= target || rcu_root_qs_done() || rcu_gp_takeover_wanted() ||
+		    (rcu_exp_pending() && !rcu_state.expedited))
+			break;
+		sys_futex_wait(&rcu_state.qs_futex, v, target - now);
+		TRACE_RECORD("drv_wake", 0);
+		/* A caller that drives runs again (rcu_gp_kick_driver()):
+		 * recorded now, not when it returns, or a caller serving GP
+		 * after GP would start a new deferral at every kick. */
+		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
+			rcu_note_sync_resume();
+	}
+	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
+	if (was_online)
+		rcu_internal_qsbr_online(drv);
+}
+
+/* Sleep until the tick boundary `ticks` ticks from now (jiffies-like). */
+static void rcu_gp_sleep(long ticks)
+{
+	long tick = TUN(tick_us) * 1000L;
+
+	rcu_gp_sleep_until((sys_now_ns() / tick + ticks) * tick);
+}
+
+#define RCU_EXP_SLEEP_NS (50 * 1000L)
+
+/*
+ * What to do after a scan left holdouts.  For fqs_spin_us: pause briefly
+ * and rescan (a reader running on another CPU leaves its section within
+ * nanoseconds).  Not sched_yield(): on a machine whose CPUs are all busy
+ * that hands the CPU to a busy thread for a whole time slice while the
+ * holdout, preempted, cannot run (4 ms p50 with two busy readers on two
+ * CPUs).  Then ask the holdouts to report (->need_qs + membarrier + rescan)
+ * and sleep until a report empties the root or the next FQS tick.
+ * Expedited: the same, with short sleeps instead of ticks.
+ */
+static void rcu_gp_holdout_wait(long spin_until_ns)
+{
+	if (rcu_exp_pending())
+		rcu_state.expedited = true;  /* an expedited caller joined */
+	if (sys_now_ns() < spin_until_ns) {
+		for (int i = 0; i < 32; i++)
+			cpu_relax();
+		return;
+	}
+	if (rcu_fqs_scan(true)) {
+		/* SB: ->need_qs stores before the holdouts' ->watching reread.
+		 * Pairs with the compiler barrier in trcu_read_unlock(). */
+		sys_gp_mb();
+		return;   /* the caller rescans at once */
+	}
+	if (rcu_state.expedited)
+		rcu_gp_sleep_until(sys_now_ns() + RCU_EXP_SLEEP_NS);
+	else
+		rcu_gp_sleep(TUN(jiffies_till_next_fqs));
+}
+
+/* Returns false when the GP, still in progress, is left to a caller that
+ * takes it over. */
+static bool rcu_gp_fqs_loop(bool resumed)
+{
+	long first = TUN(jiffies_till_first_fqs);
+	long spin_until;
+
+	if (first > 0 && !rcu_state.expedited && !resumed)
+		rcu_gp_sleep(first);
+	spin_until = sys_now_ns() + TUN(fqs_spin_us) * 1000L;
+	for (;;) {
+		if (rcu_root_qs_done())
+			return true;
+		rcu_fqs_scan(false);
+		if (rcu_root_qs_done())
+			return true;
+		if (rcu_gp_takeover_wanted()) {
+			TRACE_RECORD("yield", 0);
+			return false;
+		}
+		rcu_check_stall();
+		rcu_gp_holdout_wait(spin_until);
+	}
+}
+
+/* ---- Grace-period end ------------------------------------------------------------------ */
+
+static void rcu_gp_cleanup(void)
+{
+	unsigned long gps = atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed);
+
+	/*
+	 * GP-end barrier: a reader whose quiescent state was seen only through
+	 * a plain ->watching store has all its section's accesses complete
+	 * before this returns.  Pairs with the compiler barrier before the
+	 * store in trcu_read_unlock().  Skipped when every slot was seen even
+	 * and unchanged on both sides of the GP-start barrier, and on TSO
+	 * machines (RCU_TSO), where the store cannot pass the section's loads.
+	 */
+	/* Signal handlers' emergency sections (src/thread.c) are not in
+	 * the tree: wait for the ones in progress now, after the GP start. */
+	rcu_emerg_readers_wait();
+	if (!RCU_TSO && atomic_load_explicit(&rcu_state.gp_dirty_flag, memory_order_relaxed))
+		sys_gp_mb();
+	if (rcu_state.exp_at_init)
+		atomic_store_explicit(&rcu_state.exp_seq,
+				      rcu_seq_endval(atomic_load_explicit(&rcu_state.exp_seq,
+									  memory_order_relaxed)),
+				      memory_order_release);
+	/* Release: pairs with the acquire loads in rcu_seq_done() callers:
+	 * whoever sees the GP ended sees every reader's section finished. */
+	atomic_store_explicit(&rcu_state.gp_seq, rcu_seq_endval(gps), memory_order_release);
+	TRACE_RECORD("gp_end", gps);
+	atomic_fetch_add_explicit(&rcu_state.n_gp, 1, memory_order_relaxed);
+	/* Seed 004: wake this GP's synchronize_rcu() waiters. */
+	rcu_sr_normal_gp_cleanup();
+	TRACE_RECORD("sr_cleanup_done", 0);
+	if (rcu_state.sr_uncovered)   /* no wait head was free: another GP */
+		rcu_start_this_gp(rcu_seq_snap_val(rcu_seq_endval(gps)), NULL);
+}
+
+/*
+ * One grace period, driven by the calling thread (gp_mutex held): a new one,
+ * or the rest of the one in progress when a caller took it over.  The GP
+ * kthread and offload threads drive yieldably: a synchronize_rcu() caller
+ * that arrives during their GP takes it over, so that the reader's report
+ * wakes the caller itself, one hand-off instead of two (driver, then
+ * caller).  Returns false when this driver handed the GP over.
+ */
+bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
+{
+	bool resumed = rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq,
+							  memory_order_relaxed)) != 0;
+
+	/*
+	 * Between GPs too, not only in the FQS loop: a GP with no holdout
+	 * ends at its first scan, before the loop looks, so a driver with
+	 * GP after GP to run never yielded and the requester, blocked in
+	 * pthread_mutex_lock(), could not even see its own GP end
+	 * (tests/sync/test_takeover_yields_between_gps.c; seeds 003: calls of 0.3-1.9 s).
+	 * seq_cst: pairs with the requester's increment before it blocks.
+	 */
+	if (!resumed && kind != RCU_DRV_CALLER &&
+	    atomic_load_explicit(&rcu_state.takeover_req, memory_order_seq_cst) > 0)
+		return false;
+	rcu_state.driver = driver;
+	atomic_store_explicit(&rcu_state.driver_yieldable, kind != RCU_DRV_CALLER,
+			      memory_order_relaxed);
+	if (!resumed) {
+		rcu_state.expedited = rcu_exp_pending();
+		rcu_gp_init();
+	} else {
+		rcu_state.expedited |= rcu_exp_pending();
+	}
+	if (!rcu_gp_fqs_loop(resumed)) {
+		rcu_state.driver = NULL;
+		atomic_store_explicit(&rcu_state.driver_yieldable, false, memory_order_relaxed);
+		return false;
+	}
+	rcu_gp_cleanup();
+	rcu_state.driver = NULL;
+	atomic_store_explicit(&rcu_state.driver_yieldable, false, memory_order_relaxed);
+	atomic_fetch_add_explicit(kind == RCU_DRV_KTHREAD ? &rcu_state.n_gp_kthread
+							 : &rcu_state.n_gp_caller, 1,
+				  memory_order_relaxed);
+	return true;
+}

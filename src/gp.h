@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The grace-period core's internal interface, one section per file from the
+ * bottom up: the rcu_node tree (src/rcu_node.c), one grace period
+ * (src/gp.c), and who drives it (src/gp_drive.c).  Each file calls only the
+ * sections above its own in this header, never the ones below.
+ */
+#ifndef TREERCU_GP_H
+#define TREERCU_GP_H
+
+#include "internal.h"
+
+/* Longest a caller that relies on others sleeps before it looks again (a
+ * lost hand-off, shutdown): a safety net, not the wake-up. */
+#define RCU_WAIT_RECHECK_NS (10 * 1000000L)
+
+/* Who runs a grace period or waits for one: a synchronize_rcu() caller, the
+ * GP kthread, or an offload thread (waiting for its callbacks' GP).  The one
+ * name for "is this a synchronize_rcu() caller?": see the predicates. */
+enum rcu_driver_kind { RCU_DRV_CALLER, RCU_DRV_KTHREAD, RCU_DRV_OFFLOAD };
+
+/* A synchronize_rcu() caller: may take a GP over, is served first, and is
+ * woken at GP end; the others are asynchronous and look again by themselves. */
+static inline bool rcu_drv_is_caller(enum rcu_driver_kind kind)
+{
+	return kind == RCU_DRV_CALLER;
+}
+
+/* ---- src/rcu_node.c ---- */
+static inline struct rcu_node *rcu_get_root(struct rcu_tree *t)
+{
+	return &t->nodes[0];
+}
+
+static inline struct rcu_tree *rcu_tree(void)
+{
+	/* Acquire pairs with the release in rcu_tree_install_locked(). */
+	return atomic_load_explicit(&rcu_state.tree, memory_order_acquire);
+}
+
+static inline bool rcu_seq_done(unsigned long s)
+{
+	return rcu_seq_done_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire), s);
+}
+
+static inline bool rcu_gp_needed(void)
+{
+	return ULONG_CMP_LT(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
+			    atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire));
+}
+
+struct rcu_tree *rcu_tree_build_first(int fanout, int fanout_leaf);
+void rcu_gp_kick_driver(void);
+void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dirty);
+bool rcu_root_qs_done(void);
+void rcu_gp_init_tree(unsigned long gps);
+void rcu_for_each_holdout_leaf(void (*fn)(struct rcu_node *, void *), void *arg);
+bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
+
+/* ---- src/gp.c ---- */
+static inline bool rcu_exp_pending(void)
+{
+	return atomic_load_explicit(&rcu_state.exp_waiters, memory_order_relaxed) > 0;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind);
+
+/* ---- src/gp_drive.c ---- */
+bool rcu_gp_one(struct rcu_thread *driver, enum rcu_driver_kind kind);
+bool rcu_gp_acquire_driver(bool takeover);
+void rcu_gp_kthread_wake(void);
+void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr);
+void rcu_wait_gp(unsigned long s, bool exp, enum rcu_driver_kind kind);
+
+#endif

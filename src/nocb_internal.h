@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The callback layer's shared internals: the per-thread rcu_data, the
+ * offload groups, the layer's state (src/nocb.c owns it), and the functions
+ * its files share, bottom up: src/nocb.c (offload threads, per-thread
+ * state), src/call_rcu.c (queueing, flood push-back, stranded callbacks),
+ * src/barrier.c (rcu_barrier(), statistics, shutdown, process exit).
+ */
+#ifndef TREERCU_NOCB_INTERNAL_H
+#define TREERCU_NOCB_INTERNAL_H
+
+#include "internal.h"
+#include "segcblist.h"
+#include "sync_hint.h"
+
+/* Offload-thread sleep states (nocb_group.state). */
+enum { NOCB_AWAKE, NOCB_IDLE, NOCB_LAZY };
+
+struct nocb_group;
+
+struct rcu_data {
+	/* Newly queued callbacks, newest first.  Pushed by the owner with a
+	 * CAS, taken whole by the offload thread with an exchange. */
+	_Atomic(struct trcu_head *) bypass __attribute__((aligned(64)));
+	_Atomic long n_queued;      /* written by the owner only */
+	_Atomic bool lazy_queued;   /* owner queued lazy callbacks */
+	_Atomic uint32_t pushback_futex;
+	_Atomic int pushback_waiting;
+	/* gp_seq at which the owner's push-back last gave up (no grace
+	 * period ended for the push-back limit): none again until it moves.
+	 * Owner only. */
+	unsigned long pushback_gave_up_gp;
+
+	/* Offload thread only. */
+	_Atomic long n_invoked __attribute__((aligned(64)));
+	struct rcu_segcblist cblist;
+	struct trcu_head barrier_head;
+	bool barrier_entrained;
+	_Atomic bool orphan;        /* owner exited: free once empty */
+	struct nocb_group *grp;
+	struct rcu_data *next;      /* in grp->rdps, under grp->lock */
+};
+
+struct nocb_group {
+	pthread_mutex_t lock;       /* ->rdps membership */
+	struct rcu_data *rdps;
+	_Atomic uint32_t futex;
+	_Atomic int state;          /* NOCB_* */
+	_Atomic unsigned long barrier_req;  /* latest rcu_barrier() number */
+	unsigned long barrier_done;         /* offload thread only */
+	pthread_t thread;
+	long blimit;                /* adaptive batch limit */
+	struct rcu_sync_key defer;  /* nocb_defer_to_woken(): last situation deferred to */
+	bool kvfree;                /* group 0 also runs the rcu_free() blocks */
+	bool kvfree_barrier;        /* an rcu_barrier() waits for blocks ... */
+	unsigned long kvfree_barrier_cookie;   /* ... sealed up to this cookie */
+};
+
+#define NOCB_MAX_GROUPS 256
+
+struct nocb_state {
+	pthread_mutex_t lock;       /* start/stop, group assignment */
+	struct nocb_group *groups;
+	int nr_groups;
+	int next_group;
+	_Atomic bool started;
+	_Atomic bool stopping;
+	_Atomic bool stopped;       /* offload threads joined (nocb_run_stranded()) */
+	_Atomic bool swept;         /* ... and their leftovers run (rcu_barrier()) */
+	/* The exit drain gave up (rcu_nocb_exit_drain()): it keeps
+	 * barrier_mutex, and rcu_barrier() returns at once from then on. */
+	_Atomic bool barrier_abandoned;
+	pthread_key_t exit_key;
+	bool key_created;           /* exit_key exists (created once, under lock) */
+
+	pthread_mutex_t barrier_mutex;
+	_Atomic unsigned long barrier_seq;
+	_Atomic long barrier_cpu_count;
+	_Atomic uint32_t barrier_futex;
+
+	_Atomic long n_pushback;
+	_Atomic long n_pushback_gave_up;  /* push-backs cut short by a stall */
+	_Atomic long n_defer;       /* nocb_defer_to_woken() sleeps */
+	/* Totals of rcu_data already freed, so statistics stay monotonic. */
+	_Atomic long n_queued_dead, n_invoked_dead;
+};
+
+extern struct nocb_state nocb;
+extern __thread struct rcu_data *nocb_rdp;
+extern __thread bool nocb_self;
+extern __thread bool nocb_forked_here;
+
+void nocb_fork_check(void);
+void nocb_wake(struct nocb_group *grp);
+long nocb_flush_bypass(struct nocb_group *grp, struct rcu_data *rdp);
+long rdp_pending(struct rcu_data *rdp);
+bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long deadline_ns);
+void nocb_reap_orphans(struct nocb_group *grp);
+bool nocb_start(void);
+void nocb_barrier_dec(void);
+struct rcu_data *rdp_try_get(void);
+struct rcu_data *rdp_get(void);
+void nocb_sweep_stranded(void);
+void nocb_run_stranded(struct rcu_data *rdp);
+
+/* Debug objects (src/debug_objects.c): an rcu_head queued twice. */
+#ifdef TREERCU_DEBUG_OBJECTS
+void debug_rcu_head_queue(struct trcu_head *head, void (*func)(struct trcu_head *));
+void debug_rcu_head_unqueue(struct trcu_head *head);
+#else
+static inline void debug_rcu_head_queue(struct trcu_head *head,
+					void (*func)(struct trcu_head *))
+{
+	(void)head;
+	(void)func;
+}
+
+static inline void debug_rcu_head_unqueue(struct trcu_head *head)
+{
+	(void)head;
+}
+#endif
+
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The polled grace-period API: cookies (get_state, start_poll, poll_state,
+ * cond_synchronize, the _full variants) over gp_seq and exp_seq, as the
+ * kernel's.  A cookie that needs a GP nobody drives asks the GP kthread.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "gp.h"
+#include "trace.h"
+
+/* ---- Polled grace periods -------------------------------------------------------------------- */
+
+unsigned long trcu_get_state_synchronize_rcu(void)
+{
+	rcu_init();
+	/* Full barrier: updates before the cookie are covered by its GP. */
+	atomic_thread_fence(memory_order_seq_cst);
+	return rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
+}
+
+/* Request GP s for a polled cookie and make sure the GP kthread will run it:
+ * woken when this call raised the request, and also when the request was
+ * there already but the kthread sleeps or never started (a second guard
+ * against a request whose raiser left without it).  seq_cst load: pairs
+ * with the kthread's store to ->kthread_sleeping before its
+ * rcu_gp_needed() check; a kthread not yet asleep sees the request.  No
+ * shared write otherwise. */
+static void rcu_gp_start_poll(unsigned long s, struct rcu_thread *r)
+{
+	if (rcu_start_this_gp(s, r) ||
+	    (!rcu_seq_done(s) &&
+	     (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire) ||
+	      atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_seq_cst))))
+		rcu_gp_kthread_wake();
+}
+
+unsigned long trcu_start_poll_synchronize_rcu(void)
+{
+	unsigned long s = trcu_get_state_synchronize_rcu();
+	struct rcu_thread *r = &rcu_thread_tls;
+
+	rcu_gp_start_poll(s, r->slot >= 0 ? r : NULL);
+	return s;
+}
+
+bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
+{
+	rcu_init();
+	if (cookie == TRCU_GET_STATE_COMPLETED ||
+	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
+				   cookie)) {
+		/* Full barrier: the caller's later accesses (a free) after the
+		 * GP end it just observed. */
+		atomic_thread_fence(memory_order_seq_cst);
+		return true;
+	}
+	return false;
+}
+
+void trcu_cond_synchronize_rcu(unsigned long cookie)
+{
+	if (!trcu_poll_state_synchronize_rcu(cookie))
+		trcu_synchronize_rcu();
+}
+
+unsigned long trcu_get_completed_synchronize_rcu(void)
+{
+	return TRCU_GET_STATE_COMPLETED;
+}
+
+void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	rcu_init();
+	/* Full barrier, as in trcu_get_state_synchronize_rcu(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	rgosp->rgos_norm = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq,
+								  memory_order_acquire));
+	rgosp->rgos_exp = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.exp_seq,
+								 memory_order_acquire));
+}
+
+void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	struct rcu_thread *r = &rcu_thread_tls;
+
+	trcu_get_state_synchronize_rcu_full(rgosp);
+	rcu_gp_start_poll(rgosp->rgos_norm, r->slot >= 0 ? r : NULL);
+}
+
+bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	rcu_init();
+	if (rgosp->rgos_norm == TRCU_GET_STATE_COMPLETED ||
+	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
+				   rgosp->rgos_norm) ||
+	    rgosp->rgos_exp == TRCU_GET_STATE_COMPLETED ||
+	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.exp_seq, memory_order_acquire),
+				   rgosp->rgos_exp)) {
+		/* Full barrier, as in trcu_poll_state_synchronize_rcu(). */
+		atomic_thread_fence(memory_order_seq_cst);
+		return true;
+	}
+	return false;
+}
+
+void trcu_cond_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	if (!trcu_poll_state_synchronize_rcu_full(rgosp))
+		trcu_synchronize_rcu();
+}
+
+void trcu_get_completed_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
+{
+	rgosp->rgos_norm = TRCU_GET_STATE_COMPLETED;
+	rgosp->rgos_exp = TRCU_GET_STATE_COMPLETED;
+}
+
+bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
+					  struct trcu_gp_oldstate *b)
+{
+	return a->rgos_norm == b->rgos_norm && a->rgos_exp == b->rgos_exp;
+}
+
+unsigned long trcu_gp_seq(void)
+{
+	rcu_init();
+	return atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire);
+}

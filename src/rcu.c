@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The top of the RCU core: the one-time init (registered with src/state.c's
+ * gate by a constructor, run at first use), the statistics, the fork steps
+ * of the grace-period state, process exit and trcu_shutdown().  Everything
+ * below is called from here; nothing below calls here.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "gp.h"
+#include "trace.h"
+#include "kvfree.h"
+#include "nocb.h"
+#include "sync_list.h"
+
+/* ---- Init, stats, shutdown ------------------------------------------------------------------- */
+
+/* The read side's ordering: fenced when the build says so, when
+ * TREERCU_FORCE_FENCED=1, or when membarrier is refused. */
+static bool rcu_read_side_fenced(void)
+{
+	bool force = tun_env_bool("TREERCU_FORCE_FENCED");
+
+#ifdef TREERCU_FENCED
+	return true;
+#endif
+	if (force)
+		return true;
+	if (!sys_membarrier_register())
+		return false;
+	sys_warn("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) refused: using the fenced "
+		  "read side (a full fence per rcu_read_lock/unlock)");
+	return true;
+}
+
+/*
+ * At process exit (atexit): run the pending callbacks and rcu_free()
+ * pointers while grace periods can end, then let the process go.  Exit
+ * never waits for a reader: when the exiting thread itself is inside a
+ * read-side section or is running a callback, nothing can be waited for;
+ * when neither a grace period ends nor a callback runs for exit_wait_ms (a
+ * reader stuck in a section), the rest is skipped.  Either way one line on
+ * stderr says how many were skipped, and the exit status is untouched.
+ * Nothing is stopped or joined: the process is ending, and a join could
+ * wait for a reader.  An explicit trcu_shutdown() does the full job.
+ */
+static void rcu_exit_handler(void)
+{
+	struct rcu_thread *r = rcu_thread_self();
+	bool registered;
+	int was;
+
+	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+		return;
+	if (rcu_section_depth()) {
+		rcu_nocb_exit_report("exit() was called inside a read-side critical section");
+		return;
+	}
+	if (rcu_nocb_self()) {
+		rcu_nocb_exit_report("exit() was called from an RCU callback (counted here)");
+		return;
+	}
+	/* Quiescent while it waits, as in synchronize_rcu(): an online QSBR
+	 * thread returning from main() would hold up the grace periods. */
+	registered = rcu_thread_registered(r);
+	was = registered ? rcu_enter_gp_wait(r) : 0;
+	if (!rcu_nocb_exit_drain(TUN(exit_wait_ms) * 1000000L)) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "no grace period ended for %ld ms (a reader stuck in "
+			 "a read-side critical section?)", TUN(exit_wait_ms));
+		rcu_nocb_exit_report(why);
+	}
+	if (registered)
+		rcu_exit_gp_wait(r, was);
+}
+
+static void rcu_init_once(void)
+{
+	tun_init();
+	rcu_state.fenced = rcu_read_side_fenced();
+	/* One static node to start with; a registration that needs more
+	 * builds the next tree, which a GP start installs. */
+	atomic_store_explicit(&rcu_state.tree,
+			      rcu_tree_build_first((int)TUN(fanout), (int)TUN(fanout_leaf)),
+			      memory_order_release);
+	rcu_thread_init();
+	/* Hand the upper layers' functions down (src/stall.c and src/nocb.c
+	 * never call up): the callback counts for stall warnings, the bulk
+	 * frees for offload group 0. */
+	rcu_stall_set_cb_info(rcu_nocb_stall_info);
+	rcu_nocb_set_client_pass(kvfree_pass);
+	atexit(rcu_exit_handler);
+	fork_register();
+}
+
+/* Registers the init only: it runs at first use (the environment is read
+ * then, threads start later still).  Priority 101: before the default
+ * constructors of a static link, which may already use the library. */
+__attribute__((constructor(101))) void rcu_init_anchor(void)
+{
+	rcu_init_register(rcu_init_once);
+}
+
+void trcu_get_stats(struct trcu_stats *st)
+{
+	struct rcu_tree *t;
+
+	rcu_init();
+	t = rcu_tree();
+	memset(st, 0, sizeof(*st));
+	st->gp_completed = atomic_load_explicit(&rcu_state.n_gp, memory_order_relaxed);
+	st->gp_driven_by_caller = atomic_load_explicit(&rcu_state.n_gp_caller, memory_order_relaxed);
+	st->gp_driven_by_kthread = atomic_load_explicit(&rcu_state.n_gp_kthread,
+							memory_order_relaxed);
+	st->fqs_scans = atomic_load_explicit(&rcu_state.n_fqs, memory_order_relaxed);
+	st->gp_takeovers = atomic_load_explicit(&rcu_state.n_takeover, memory_order_relaxed);
+	st->async_wakes_skipped = atomic_load_explicit(&rcu_state.n_async_skip,
+						       memory_order_relaxed);
+	st->stall_warnings = atomic_load_explicit(&rcu_state.n_stall, memory_order_relaxed);
+	st->membarriers = atomic_load_explicit(&rcu_state.n_mb, memory_order_relaxed);
+	st->fenced = rcu_state.fenced;
+	st->nr_slots = atomic_load_explicit(&rcu_state.nr_slots, memory_order_relaxed);
+	st->tree_levels = t->levels;
+	st->tree_nodes = t->nr_nodes;
+	rcu_nocb_stats(st);
+	kvfree_stats(&st->frees_queued, &st->frees_done, &st->frees_fallback);
+	rcu_sr_stats(st);
+}
+
+/* Join the GP kthread; if a reader keeps its grace period from ending for
+ * longer than a stall timeout, say so and leave it rather than hang exit. */
+static void rcu_gp_kthread_join(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += TUN(stall_timeout_ms) / 1000 + 1;
+	if (pthread_timedjoin_np(rcu_state.kthread, NULL, &ts)) {
+		sys_warn("shutdown: the GP kthread is still waiting for a reader after %ld s; "
+			  "not joined", TUN(stall_timeout_ms) / 1000 + 1);
+		pthread_detach(rcu_state.kthread);
+	}
+}
+
+static void __trcu_shutdown(void)
+{
+	struct rcu_thread *r = rcu_thread_self();
+
+	rcu_init();
+	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+		return;
+	/* An online QSBR caller goes offline for good (it is unregistered
+	 * below): the callbacks' grace periods and the GP kthread's last one
+	 * must not wait for it. */
+	if (r->depth_bias && !rcu_section_depth())
+		rcu_internal_qsbr_offline(r);
+	/* Every callback runs before the GP kthread stops: the offload
+	 * threads still need grace periods. */
+	rcu_nocb_shutdown();
+	if (atomic_exchange_explicit(&rcu_state.shutting_down, true, memory_order_acq_rel))
+		return;
+	if (atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
+		atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
+		sys_futex_wake(&rcu_state.kthread_futex, 1);
+		rcu_gp_kthread_join();
+	}
+	trcu_unregister_thread();
+	rcu_busy_enter();   /* ofl_lock: see rcu_busy_enter() */
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	while (rcu_state.retired) {
+		struct rcu_tree *t = rcu_state.retired;
+
+		rcu_state.retired = t->retired_next;
+		rcu_tree_free(t);
+	}
+	rcu_tree_free(rcu_state.tree_next);
+	rcu_state.tree_next = NULL;
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
+	rcu_busy_exit();
+}
+
+void trcu_shutdown(void)
+{
+	int cs = sys_cancel_disable();
+
+	__trcu_shutdown();
+	sys_cancel_restore(cs);
+}

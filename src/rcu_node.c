@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rcu_node combining tree over thread slots: its shape (built, grown,
+ * installed at a GP start), quiescent-state reports from a slot up to the
+ * root (the root emptying kicks the driver), a GP's per-node init, the walk
+ * over the leaves that still owe reports, and the funnel that records GP
+ * requests on the way to the root.  Names follow kernel/rcu/tree.c.  It
+ * calls nothing above it: the driver it kicks sleeps on a futex word.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "gp.h"
+#include "sync_hint.h"
+#include "trace.h"
+
+/* ---- Tree shape ------------------------------------------------------------ */
+
+static int div_up(int a, int b)
+{
+	return (a + b - 1) / b;
+}
+
+/* Count nodes per level, root first; returns the number of levels or -1. */
+static int rcu_tree_geometry(int capacity, int fanout, int fanout_leaf, int *cnt)
+{
+	int tmp[RCU_MAX_LEVELS], k = 0, n = div_up(capacity, fanout_leaf);
+
+	tmp[k++] = n;
+	while (n > 1) {
+		if (k == RCU_MAX_LEVELS)
+			return -1;
+		n = div_up(n, fanout);
+		tmp[k++] = n;
+	}
+	for (int i = 0; i < k; i++)
+		cnt[i] = tmp[k - 1 - i];
+	return k;
+}
+
+/* Bytes a tree of this shape takes: header, nodes, leaf snapshots, the
+ * active-leaf list. */
+static size_t rcu_tree_size(const int *cnt, int levels, int fanout_leaf, size_t *nodes_sz,
+			    size_t *snaps_sz)
+{
+	int total = 0;
+
+	for (int i = 0; i < levels; i++)
+		total += cnt[i];
+	*nodes_sz = sizeof(struct rcu_tree) + (size_t)total * sizeof(struct rcu_node);
+	*snaps_sz = (size_t)cnt[levels - 1] * (size_t)fanout_leaf * sizeof(unsigned long);
+	return *nodes_sz + *snaps_sz + (size_t)cnt[levels - 1] * sizeof(int);
+}
+
+/* Lay the tree out in mem (64-byte aligned, rcu_tree_size() bytes). */
+static struct rcu_tree *rcu_tree_init_mem(void *mem, const int *cnt, int levels, int fanout,
+					  int fanout_leaf, size_t nodes_sz, size_t snaps_sz)
+{
+	struct rcu_tree *t = mem;
+	unsigned long gps, *snaps;
+	int total = 0;
+
+	for (int i = 0; i < levels; i++)
+		total += cnt[i];
+	memset(t, 0, nodes_sz + snaps_sz);
+	snaps = (unsigned long *)((char *)t + nodes_sz);
+	t->active = (int *)((char *)snaps + snaps_sz);
+	t->fanout = fanout;
+	t->fanout_leaf = fanout_leaf;
+	t->levels = levels;
+	t->nr_nodes = total;
+	t->capacity = cnt[levels - 1] * fanout_leaf;
+	gps = atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed);
+	for (int i = 0, first = 0; i < levels; first += cnt[i], i++) {
+		t->level_first[i] = first;
+		t->level_cnt[i] = cnt[i];
+	}
+	/* Bottom up, so that a node's range comes from its children. */
+	for (int i = levels - 1; i >= 0; i--) {
+		for (int j = 0; j < cnt[i]; j++) {
+			struct rcu_node *rnp = &t->nodes[t->level_first[i] + j];
+
+			pthread_mutex_init(&rnp->lock, NULL);
+			rnp->level = i;
+			rnp->gp_seq = gps;
+			rnp->gp_seq_needed = gps;
+			if (i == levels - 1) {
+				rnp->grplo = j * fanout_leaf;
+				rnp->grphi = (j + 1) * fanout_leaf - 1;
+				rnp->snap = snaps + (size_t)j * (size_t)fanout_leaf;
+			} else {
+				int c0 = j * fanout, c1 = c0 + fanout - 1;
+
+				if (c1 >= cnt[i + 1])
+					c1 = cnt[i + 1] - 1;
+				rnp->grplo = t->nodes[t->level_first[i + 1] + c0].grplo;
+				rnp->grphi = t->nodes[t->level_first[i + 1] + c1].grphi;
+			}
+			if (i > 0) {
+				rnp->parent = &t->nodes[t->level_first[i - 1] + j / fanout];
+				rnp->grpmask = 1UL << (j % fanout);
+			}
+		}
+	}
+	return t;
+}
+
+static bool rcu_tree_geometry_ok(int capacity, int fanout, int fanout_leaf)
+{
+	return capacity >= 1 && fanout >= 2 && fanout <= RCU_FANOUT_MAX && fanout_leaf >= 1 &&
+	       fanout_leaf <= RCU_FANOUT_MAX;
+}
+
+struct rcu_tree *rcu_tree_build(int capacity, int fanout, int fanout_leaf)
+{
+	int cnt[RCU_MAX_LEVELS], levels;
+	size_t nodes_sz, snaps_sz, size;
+	void *mem;
+
+	if (!rcu_tree_geometry_ok(capacity, fanout, fanout_leaf) ||
+	    (levels = rcu_tree_geometry(capacity, fanout, fanout_leaf, cnt)) < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	size = rcu_tree_size(cnt, levels, fanout_leaf, &nodes_sz, &snaps_sz);
+	if (posix_memalign(&mem, 64, size)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return rcu_tree_init_mem(mem, cnt, levels, fanout, fanout_leaf, nodes_sz, snaps_sz);
+}
+
+/*
+ * The first tree, one node (a single leaf is the root), in static storage:
+ * initialisation, which rcu_register_thread() and every other entry point
+ * may run, never allocates and so cannot fail for want of memory.
+ */
+static char rcu_tree0_mem[sizeof(struct rcu_tree) + sizeof(struct rcu_node) +
+			  RCU_FANOUT_MAX * sizeof(unsigned long) + sizeof(int)]
+	__attribute__((aligned(64)));
+
+struct rcu_tree *rcu_tree_build_first(int fanout, int fanout_leaf)
+{
+	int cnt[RCU_MAX_LEVELS] = { 1 };
+	size_t nodes_sz, snaps_sz;
+
+	if (!rcu_tree_geometry_ok(fanout_leaf, fanout, fanout_leaf) ||
+	    rcu_tree_size(cnt, 1, fanout_leaf, &nodes_sz, &snaps_sz) > sizeof(rcu_tree0_mem))
+		sys_die("fanout=%d fanout_leaf=%d: bad rcu_node tree shape", fanout, fanout_leaf);
+	return rcu_tree_init_mem(rcu_tree0_mem, cnt, 1, fanout, fanout_leaf, nodes_sz, snaps_sz);
+}
+
+void rcu_tree_free(struct rcu_tree *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->nr_nodes; i++)
+		pthread_mutex_destroy(&t->nodes[i].lock);
+	if ((void *)t != (void *)rcu_tree0_mem)
+		free(t);
+}
+
+/* The tree the next GP will use: the one prepared ahead, or the current. */
+static struct rcu_tree *rcu_tree_next_locked(void)
+{
+	return rcu_state.tree_next ? rcu_state.tree_next : rcu_tree();
+}
+
+/*
+ * Build, ahead of the GP start that installs it, a tree of this shape big
+ * enough for slots [0, nr_slots): capacity doubles from one leaf, so that
+ * registrations rarely rebuild it.  Called with ofl_lock held by a thread
+ * registering or changing a fan-out tunable, where an allocation failure
+ * can be reported: the GP machinery never allocates.  A tree prepared
+ * earlier and not yet installed (never published) is replaced.  Returns 0,
+ * or -1 with errno ENOMEM (EINVAL: a shape that cannot cover them) and
+ * nothing changed.
+ */
+int rcu_tree_prepare_locked(int nr_slots, int fanout, int fanout_leaf)
+{
+	struct rcu_tree *t;
+	int cap = fanout_leaf;
+
+	while (cap < nr_slots)
+		cap *= 2;
+	t = rcu_tree_build(cap, fanout, fanout_leaf);
+	if (!t)
+		return -1;   /* errno set */
+	rcu_tree_free(rcu_state.tree_next);
+	rcu_state.tree_next = t;
+	return 0;
+}
+
+/* Make sure the next GP's tree covers slot; under ofl_lock.  0, or -1 with
+ * errno ENOMEM and nothing changed. */
+int rcu_tree_cover_slot_locked(int slot)
+{
+	struct rcu_tree *next = rcu_tree_next_locked();
+
+	if (slot < next->capacity)
+		return 0;
+	return rcu_tree_prepare_locked(slot + 1, next->fanout, next->fanout_leaf);
+}
+
+/*
+ * Install the prepared tree at a GP start (ofl_lock held, no GP in
+ * progress) and move the online slots into it; no allocation.  The old tree
+ * is kept until shutdown because late reporters may still hold pointers
+ * into it (they find no bits set there and do nothing).
+ */
+static void rcu_tree_install_locked(void)
+{
+	struct rcu_tree *old = rcu_tree(), *t = rcu_state.tree_next;
+
+	for (int s = 0; s < rcu_state.slot_hwm; s++) {
+		if (rcu_slot_get(s)) {
+			struct rcu_node *leaf = rcu_tree_leaf(t, s);
+
+			leaf->qsmaskinitnext |= 1UL << (s - leaf->grplo);
+		}
+	}
+	/* Release: the new tree's initialised nodes before the pointer. */
+	atomic_store_explicit(&rcu_state.tree, t, memory_order_release);
+	rcu_state.tree_next = NULL;
+	old->retired_next = rcu_state.retired;
+	rcu_state.retired = old;
+}
+
+/* ---- Quiescent-state reporting ------------------------------------------------ */
+
+void rcu_gp_kick_driver(void)
+{
+	/* seq_cst pairs with the driver's store to ->driver_sleeping and its
+	 * root ->qsmask check in rcu_gp_sleep(). */
+	atomic_fetch_add_explicit(&rcu_state.qs_futex, 1, memory_order_seq_cst);
+	TRACE_RECORD("kick", atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_relaxed));
+	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst)) {
+		/*
+		 * A synchronize_rcu() caller driving its own GP (not yieldable)
+		 * is a woken caller too: an offload thread flushing or running
+		 * a long batch defers to it until it runs (section 9 of
+		 * design.md).  Not counted, the woken driver sat behind a 100k
+		 * flush on the CPU it was queued on (seeds 004, traced: 250 us).
+		 * Counted before the wake, as every sync wake; a hint (relaxed):
+		 * a kick that races with the end of a kthread's GP may count a
+		 * wake nobody records, which costs one nap of nocb_defer_us.
+		 */
+		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
+			rcu_note_sync_wake();
+		sys_futex_wake(&rcu_state.qs_futex, 1);
+	}
+}
+
+/*
+ * rcu_report_qs_rnp: clear mask in rnp (locked by the caller) and walk up
+ * while a node empties, handing the lock from child to parent as the kernel
+ * does.  Releases the lock.  When the root empties the grace period can end:
+ * wake the driver.
+ */
+void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dirty)
+{
+	for (;;) {
+		if (!(rnp->qsmask & mask)) {
+			pthread_mutex_unlock(&rnp->lock);
+			return;
+		}
+		if (dirty)  /* read by the driver after it sees the root empty */
+			atomic_store_explicit(&rcu_state.gp_dirty_flag, true, memory_order_relaxed);
+		rnp->qsmask &= ~mask;
+		if (rnp->qsmask || !rnp->parent)
+			break;
+		mask = rnp->grpmask;
+		pthread_mutex_unlock(&rnp->lock);
+		rnp = rnp->parent;
+		pthread_mutex_lock(&rnp->lock);
+	}
+	if (!rnp->parent && !rnp->qsmask) {
+		/* Release: every report that emptied the tree before this
+		 * store; pairs with rcu_root_qs_done(). */
+		atomic_store_explicit(&rcu_state.gp_root_done, true, memory_order_release);
+		pthread_mutex_unlock(&rnp->lock);
+		rcu_gp_kick_driver();
+		return;
+	}
+	pthread_mutex_unlock(&rnp->lock);
+}
+
+/* Report a quiescent state for one slot (reader report or unregister).
+ * ->busy: node locks held (rcu_busy_enter()). */
+void rcu_report_qs_slot(int slot, bool dirty)
+{
+	struct rcu_tree *t = rcu_tree();
+	struct rcu_node *leaf;
+
+	if (slot >= t->capacity)
+		return;  /* not in the tree yet: no GP waits on it */
+	leaf = rcu_tree_leaf(t, slot);
+	rcu_busy_enter();
+	pthread_mutex_lock(&leaf->lock);
+	rcu_report_qs_rnp(1UL << (slot - leaf->grplo), leaf, dirty);
+	rcu_busy_exit();
+}
+
+/* Has every quiescent state of this GP been reported?  The acquire load
+ * pairs with the release store in rcu_report_qs_rnp() made under the root's
+ * lock when its qsmask emptied. */
+bool rcu_root_qs_done(void)
+{
+	return atomic_load_explicit(&rcu_state.gp_root_done, memory_order_acquire);
+}
+
+/* ---- Grace-period start --------------------------------------------------------- */
+
+/*
+ * Apply registrations and unregistrations (the kernel's qsmaskinitnext ->
+ * qsmaskinit), then set every node's qsmask root first, so that a child
+ * emptying early always finds its bit in an initialised parent.
+ */
+void rcu_gp_init_tree(unsigned long gps)
+{
+	struct rcu_tree *t;
+
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	if (rcu_state.tree_next)
+		rcu_tree_install_locked();
+	t = rcu_tree();
+	for (int i = 0; i < t->levels - 1; i++)
+		for (int j = 0; j < t->level_cnt[i]; j++)
+			t->nodes[t->level_first[i] + j].qsmaskinit = 0;
+	t->nr_active = 0;
+	for (int i = t->levels - 1; i >= 0; i--) {
+		for (int j = 0; j < t->level_cnt[i]; j++) {
+			struct rcu_node *rnp = &t->nodes[t->level_first[i] + j];
+
+			if (i == t->levels - 1) {
+				/* qsmaskinitnext is written only under ofl_lock,
+				 * which we hold: no leaf lock needed to read it. */
+				rnp->qsmaskinit = rnp->qsmaskinitnext;
+				if (rnp->qsmaskinit)
+					t->active[t->nr_active++] = j;
+			}
+			if (rnp->qsmaskinit && rnp->parent)
+				rnp->parent->qsmaskinit |= rnp->grpmask;
+		}
+	}
+	/* Nobody online: the GP is over as soon as it starts. */
+	atomic_store_explicit(&rcu_state.gp_root_done, t->nodes[0].qsmaskinit == 0,
+			      memory_order_relaxed);
+	for (int n = 0; n < t->nr_nodes; n++) {
+		struct rcu_node *rnp = &t->nodes[n];
+
+		/* Nothing online below: its qsmask is already 0 (the last GP
+		 * ended with every node empty) and stays so. */
+		if (!rnp->qsmaskinit && n)
+			continue;
+		pthread_mutex_lock(&rnp->lock);
+		rnp->qsmask = rnp->qsmaskinit;
+		rnp->gp_seq = gps;
+		rnp->snap_valid = 0;
+		rnp->snap_pre = 0;
+		pthread_mutex_unlock(&rnp->lock);
+	}
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
+}
+
+/* Iterate the leaves that still owe quiescent states; fn is called with the
+ * leaf locked and must release the lock. */
+void rcu_for_each_holdout_leaf(void (*fn)(struct rcu_node *, void *), void *arg)
+{
+	struct rcu_tree *t = rcu_tree();
+	int l = t->levels - 1;
+
+	/* Only the leaves that had online slots at GP init (a tree grown for
+	 * 64 callers that have gone keeps its size). */
+	for (int a = 0; a < t->nr_active; a++) {
+		struct rcu_node *leaf = &t->nodes[t->level_first[l] + t->active[a]];
+
+		pthread_mutex_lock(&leaf->lock);
+		if (!leaf->qsmask) {
+			pthread_mutex_unlock(&leaf->lock);
+			continue;
+		}
+		fn(leaf, arg);
+	}
+}
+
+/* ---- Requests -------------------------------------------------------------------------- */
+
+/*
+ * rcu_start_this_gp: funnel a request for the GP that ends at s from the
+ * requester's leaf to the root, stopping where someone already asked for it.
+ * Returns true when this call raised rcu_state.gp_seq_needed.
+ */
+static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r);
+
+/* ->busy: the funnel takes rcu_node locks (rcu_busy_enter()). */
+bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r)
+{
+	bool ret;
+
+	rcu_busy_enter();
+	ret = rcu_start_this_gp_funnel(s, r);
+	rcu_busy_exit();
+	return ret;
+}
+
+static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r)
+{
+	struct rcu_tree *t = rcu_tree();
+	struct rcu_node *rnp = (r && r->slot >= 0 && r->slot < t->capacity)
+			       ? rcu_tree_leaf(t, r->slot) : rcu_get_root(t);
+	unsigned long old;
+
+	/* Already asked for, and gp_seq_needed only grows: skip the funnel's
+	 * locks (64 callers queued on the leaf lock, seeds 003).  Acquire:
+	 * pairs with the CAS below. */
+	if (ULONG_CMP_GE(atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire), s))
+		return false;
+	for (; rnp; rnp = rnp->parent) {
+		pthread_mutex_lock(&rnp->lock);
+		if (ULONG_CMP_GE(rnp->gp_seq_needed, s)) {
+			pthread_mutex_unlock(&rnp->lock);
+			return false;
+		}
+		rnp->gp_seq_needed = s;
+		pthread_mutex_unlock(&rnp->lock);
+	}
+	old = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_relaxed);
+	do {
+		if (ULONG_CMP_GE(old, s))
+			return false;
+		/* seq_cst: pairs with the GP kthread's check of gp_seq_needed
+		 * after it announces it is sleeping. */
+	} while (!atomic_compare_exchange_weak_explicit(&rcu_state.gp_seq_needed, &old, s,
+							memory_order_seq_cst,
+							memory_order_relaxed));
+	return true;
+}

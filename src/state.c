@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RCU core's shared state: the definitions of rcu_state (its sequence
+ * words by static initialisers), the reader generation and the test hooks,
+ * and the init gate every entry point passes (rcu_init()), which runs the
+ * init the top layer registered.  Every other file of the core stands on
+ * this one; it calls nothing.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "test_hooks.h"
+
+/* include/treercu/rcu.h: tagged, odd, +2 at each GP start (rcu_gp_init()). */
+unsigned long trcu_reader_gen __attribute__((aligned(64))) = TRCU_READER_GEN_TAG | 1;
+
+struct rcu_test_hooks rcu_test_hooks;
+
+/* The calling thread's library-private state (src/thread.c owns it). */
+__thread struct rcu_thread rcu_thread_tls = { .slot = -1 };
+
+/* The sequence words start close to wrap (RCU_SEQ_INIT), as the kernel's. */
+struct rcu_state rcu_state = {
+	.gp_seq = RCU_SEQ_INIT,
+	.gp_seq_needed = RCU_SEQ_INIT,
+	.exp_seq = RCU_SEQ_INIT,
+	.sr_init_seq = RCU_SEQ_INIT,
+	.gp_mutex = PTHREAD_MUTEX_INITIALIZER,
+	.ofl_lock = PTHREAD_MUTEX_INITIALIZER,
+	.stall_lock = PTHREAD_MUTEX_INITIALIZER,
+	.kthread_start_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/*
+ * The init gate.  The top layer registers its init from a constructor, so
+ * the pointer is set before any thread exists and only read afterwards;
+ * pthread_once() orders the init before every caller's return from here.
+ */
+static pthread_once_t rcu_init_once_ctl = PTHREAD_ONCE_INIT;
+static void (*rcu_init_fn)(void);
+
+void rcu_init_register(void (*fn)(void))
+{
+	rcu_init_fn = fn;
+}
+
+static void rcu_init_run(void)
+{
+	if (!rcu_init_fn) {
+		/* Only a link that left out src/rcu.c gets here. */
+		fputs("treercu: the RCU core's init was not registered (src/rcu.c not linked)\n",
+		      stderr);
+		abort();
+	}
+	rcu_init_fn();
+}
+
+void rcu_init(void)
+{
+	/* A signal handler that interrupts the init on this thread must not
+	 * enter pthread_once() again: ->busy sends its sections to the
+	 * emergency path (src/thread.c). */
+	rcu_busy_enter();
+	pthread_once(&rcu_init_once_ctl, rcu_init_run);
+	rcu_busy_exit();
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * synchronize_rcu() and synchronize_rcu_expedited(): the entry points, and
+ * the three ways a caller waits, named by enum rcu_sync_path and chosen per
+ * call by the normal_wake_from_gp tunable: through a callback queued behind
+ * the caller's others (wakeme, the kernel's wait_rcu_gp()), on the waiter
+ * list woken from the GP (list, src/sync_list.c) or on the GP-end futex
+ * (futex, src/gp_drive.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "gp.h"
+#include "trace.h"
+#include "nocb.h"
+#include "sync_hint.h"
+#include "sync_list.h"
+
+/*
+ * Does a list-path synchronize_rcu() caller drive its GP itself (with
+ * drive_from_caller=1; a futex-path caller always does)?  Only while at
+ * most sr_drive_max futex- or list-path callers (itself included; wakeme
+ * callers are not counted) wait: one per CPU by default.  Each of those
+ * has a CPU of its own, and driving where it stands costs no wake-up; the
+ * one that wins gp_mutex serves the others at each GP end (seeds 003, one
+ * job per CPU: p50 41 us -> under 1 us, 7.5x the calls/s, against waking
+ * the GP kthread as soon as a second caller waited).  Beyond it callers
+ * queue for CPUs, and the GP kthread drives GP after GP and wakes each
+ * GP's waiters, as in the kernel, the batch growing while it wakes.
+ * Callers taking turns instead each drove a short GP and handed off (seeds
+ * 003, 64 callers on 2 CPUs: 195k calls/s with turns, 280k with the
+ * kthread, and a p50 below the wakeme path's).  The futex path keeps
+ * turns: there the driver is served first, which is what puts its p50
+ * below liburcu's with 64 callers.
+ *
+ * *takeover: take a GP over from the GP kthread or an offload thread only
+ * when alone (seed 004: the caller's own callbacks' GP).  With company the
+ * kthread serves everyone already, and callers taking its GPs over in turn
+ * cost a third of the calls with 3 callers (seeds 003 --quick --threads 3
+ * --idle 0 --seed-jobs 0: 104-112k calls/s, 147-161k when only a lone
+ * caller takes over).
+ *
+ * The count is a hint (relaxed): callers arriving together may both leave
+ * the GP to the kthread, which each of them wakes, or both try to drive,
+ * and the one that loses the trylock waits on its node with a bound (the
+ * winner's hand-off wakes the kthread for it: rcu_gp_handoff()).
+ */
+static bool rcu_sr_caller_may_drive(bool *takeover)
+{
+	long n = atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed);
+
+	*takeover = n <= 1;
+	return TUN(drive_from_caller) && n <= TUN(sr_drive_max);
+}
+
+/*
+ * Seed 004: add a node to the waiter list, request the GP that will cover
+ * it, drive it if we may, and sleep on the node until a GP cleanup (or its
+ * work item) wakes us.
+ */
+static void rcu_wait_gp_sr(void)
+{
+	struct rcu_thread *r = &rcu_thread_tls;
+	bool registered = rcu_thread_registered(r);
+	int was_online = registered ? rcu_enter_gp_wait(r) : 0;
+	struct sr_node node;
+	unsigned long s, si;
+
+	TRACE_RECORD("sr_enter", 0);
+	rcu_sync_caller_enter();
+	rcu_sr_normal_add_req(&node);
+	/* Full barrier (in rcu_gp_snap): the caller's updates and the node's
+	 * push before the snapshot; the GP ending at s starts after both. */
+	s = rcu_gp_snap();
+	/* A GP whose init began may have pushed its wait head behind our node
+	 * without covering it: then ours is the next one.  seq_cst pairs with
+	 * the store in rcu_gp_init() (tests/sync/test_sync_late_node_asks_next_gp.c). */
+	si = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.sr_init_seq, memory_order_seq_cst));
+	if (ULONG_CMP_LT(s, si))
+		s = si;
+	rcu_start_this_gp(s, registered ? r : NULL);
+	for (;;) {
+		bool takeover, drive = rcu_sr_caller_may_drive(&takeover);
+
+		/* Acquire: pairs with the exchange in trcu_shutdown(); a miss
+		 * is caught by the bounded wait below. */
+		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+			drive = takeover = true;
+		if (drive && rcu_gp_acquire_driver(takeover)) {
+			TRACE_RECORD("sr_drive", 0);
+			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
+				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);
+			pthread_mutex_unlock(&rcu_state.gp_mutex);
+			rcu_gp_handoff(RCU_DRV_CALLER, true);
+		} else if (!drive) {
+			rcu_gp_kthread_wake();
+		}
+		/* Bounded, whether we may drive or not: a driver that stops
+		 * before covering us hands off to the GP kthread, and that
+		 * hand-off may race with our failed trylock; and trcu_shutdown()
+		 * may stop the kthread (or keep it from starting) before our
+		 * GP, which we then drive ourselves, having seen shutting_down
+		 * (tests/process/test_shutdown_releases_sync_waiters.c; a shutdown that ran the pending
+		 * GPs itself could hang process exit behind a reader).  The
+		 * timer this arms costs a few % of calls/s with 64 callers on a
+		 * 2-CPU machine; not hanging comes first. */
+		TRACE_RECORD("sr_wait", drive);
+		if (rcu_sr_wait_timeout(&node, RCU_WAIT_RECHECK_NS))
+			break;
+		rcu_note_sync_resume();
+	}
+	/*
+	 * Our node can be covered by a GP that started between its push and
+	 * our snapshot, which then named the GP after it: we leave with a
+	 * request for a GP nobody else may need, whether we drove or not.
+	 * Nobody would drive it, and a later start_poll cookie naming it
+	 * would find it already requested: a polled cookie that never
+	 * completes (torture: "writer made no progress for 30 s").  The GP
+	 * kthread runs it (tests/sync/test_sync_extra_request_driven.c and
+	 * test_sync_extra_request_driven_after_failed_trylock.c).
+	 */
+	if (!rcu_seq_done(s))
+		rcu_gp_kthread_wake();
+	rcu_sync_caller_exit();
+	TRACE_RECORD("sr_ret", 0);
+	if (registered)
+		rcu_exit_gp_wait(r, was_online);
+}
+
+/* ---- synchronize_rcu() through a callback (the kernel's wait_rcu_gp()) ---- */
+
+struct rcu_synchronize {
+	struct trcu_head head;
+	_Atomic uint32_t done;
+};
+
+static void wakeme_after_rcu(struct trcu_head *rhp)
+{
+	struct rcu_synchronize *rs = (struct rcu_synchronize *)rhp;
+
+	/* Counted before the waiter can see done: it records the count when
+	 * it resumes (a count after that would look like a caller never run). */
+	rcu_note_sync_wake();
+	/* Release: the GP's end (seen by this callback) and the count before
+	 * the waiter returns; pairs with the acquire load in
+	 * rcu_wait_gp_wakeme(). */
+	atomic_store_explicit(&rs->done, 1, memory_order_release);
+	sys_futex_wake(&rs->done, 1);
+}
+
+/*
+ * The wakeme path: queue a callback that wakes us and sleep.  Its latency
+ * includes every callback queued before it on this thread's list (seed 004's
+ * problem); normal_wake_from_gp=1 and 2 (the defaults) avoid it.
+ */
+static bool rcu_wait_gp_wakeme(void)
+{
+	struct rcu_thread *r = rcu_thread_self();
+	struct rcu_synchronize rs;
+	bool registered;
+	int was;
+
+	/* A grace period never allocates: without memory for this thread's
+	 * callback state the caller waits on the GP-end futex instead. */
+	if (!rcu_cb_ready())
+		return false;
+	registered = rcu_thread_registered(r);
+	was = registered ? rcu_enter_gp_wait(r) : 0;
+
+	atomic_init(&rs.done, 0);
+	rcu_cb_waiter_enter();
+	call_rcu_core(&rs.head, wakeme_after_rcu, false);
+	/* The callback's futex wake after its store only hashes the address:
+	 * returning (and reusing rs) as soon as done is set is safe. */
+	while (!atomic_load_explicit(&rs.done, memory_order_acquire))
+		sys_futex_wait(&rs.done, 0, -1);
+	rcu_cb_waiter_exit();
+	rcu_note_sync_resume();
+	if (registered)
+		rcu_exit_gp_wait(r, was);
+	return true;
+}
+
+void trcu_synchronize_rcu(void)
+{
+	unsigned long s;
+
+	rcu_check_blocking_allowed("synchronize_rcu()");
+	rcu_init();
+	switch (TUN(normal_wake_from_gp)) {
+	case 0:
+		/* Not from a callback: the wake-up callback would be queued
+		 * behind the one waiting for it, on the same offload thread
+		 * (tests/callbacks/test_gp_wait_from_callback.c); the GP-end futex serves
+		 * that caller. */
+		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire) ||
+		    rcu_nocb_self())
+			break;
+		if (rcu_wait_gp_wakeme())   /* the kernel's wait_rcu_gp() */
+			return;
+		break;                      /* no memory for a callback: the futex */
+	case 1:
+		rcu_wait_gp_sr();       /* seed 004's list */
+		return;
+	default:
+		break;                  /* woken by the GP-end futex */
+	}
+	/* Full barrier: the caller's updates before the snapshot; pairs with
+	 * the GP-start barrier of the grace period that satisfies it. */
+	atomic_thread_fence(memory_order_seq_cst);
+	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
+	rcu_wait_gp(s, false, RCU_DRV_CALLER);
+}
+
+void trcu_synchronize_rcu_expedited(void)
+{
+	unsigned long s;
+
+	rcu_check_blocking_allowed("synchronize_rcu_expedited()");
+	rcu_init();
+	atomic_fetch_add_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
+	/* Full barrier, as in trcu_synchronize_rcu(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
+	rcu_wait_gp(s, true, RCU_DRV_CALLER);
+	atomic_fetch_sub_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
+}
