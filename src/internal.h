@@ -393,6 +393,12 @@ void sys_futex_wake(_Atomic uint32_t *addr, int n);
 void sys_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void sys_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The ways a synchronize_rcu() caller waits (src/sync.c), the values of the
+ * normal_wake_from_gp tunable, which also accepts the names (src/tunables.c):
+ * through a callback (wakeme, the kernel's wait_rcu_gp()), on the waiter
+ * list woken from the GP (list), or on the GP-end futex (futex). */
+enum rcu_sync_path { RCU_SYNC_WAKEME = 0, RCU_SYNC_LIST = 1, RCU_SYNC_FUTEX = 2 };
+
 /* tunables.c */
 /* One row of the tunables table.  The core's rows keep their value in
  * rcu_state.tun (off); a layer above the core (the workqueue) registers

@@ -193,8 +193,8 @@ void trcu_synchronize_rcu(void)
 
 	rcu_check_blocking_allowed("synchronize_rcu()");
 	rcu_init();
-	switch (TUN(normal_wake_from_gp)) {
-	case 0:
+	switch ((enum rcu_sync_path)TUN(normal_wake_from_gp)) {
+	case RCU_SYNC_WAKEME:
 		/* Not from a callback: the wake-up callback would be queued
 		 * behind the one waiting for it, on the same offload thread
 		 * (tests/callbacks/test_gp_wait_from_callback.c); the GP-end futex serves
@@ -205,9 +205,10 @@ void trcu_synchronize_rcu(void)
 		if (rcu_wait_gp_wakeme())   /* the kernel's wait_rcu_gp() */
 			return;
 		break;                      /* no memory for a callback: the futex */
-	case 1:
-		rcu_wait_gp_sr();       /* seed 004's list */
+	case RCU_SYNC_LIST:
+		rcu_wait_gp_sr();       /* the waiter list */
 		return;
+	case RCU_SYNC_FUTEX:
 	default:
 		break;                  /* woken by the GP-end futex */
 	}

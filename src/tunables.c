@@ -17,6 +17,15 @@
 #include "internal.h"
 
 #define T(n) #n, offsetof(struct tun_values, n), NULL, NULL
+/* Row with names: the value v is also accepted as names[v]. */
+#define TN(n, nm) #n, offsetof(struct tun_values, n), NULL, nm
+
+static const char *const sync_path_names[] = {
+	[RCU_SYNC_WAKEME] = "wakeme",
+	[RCU_SYNC_LIST] = "list",
+	[RCU_SYNC_FUTEX] = "futex",
+};
+
 static const struct tunable tunables[] = {
 	{ T(early_report),           0, 1,         1,     1,     false },
 	{ T(drive_from_caller),      0, 1,         1,     0,     false },
@@ -36,7 +45,7 @@ static const struct tunable tunables[] = {
 	{ T(cb_max_pending),         100, 1000000000, 65536, 65536, false },
 	{ T(nocb_threads),           0, 256,       0,     0,     false },
 	{ T(rcu_free_drain_ms),      1, 3600000,   5000,  5000,  false },
-	{ T(normal_wake_from_gp),    0, 2,         -1,    -1,    false },
+	{ TN(normal_wake_from_gp, sync_path_names), RCU_SYNC_WAKEME, RCU_SYNC_FUTEX, -1, -1, false },
 	{ T(nocb_defer_us),          0, 100000,    200,   0,     false },
 	{ T(sr_wake_max),            1, 1000000,   64,    5,     false },
 	{ T(sr_drive_max),           1, 1000000,   -1,    1,     false },
@@ -107,8 +116,8 @@ static long sync_path_for_cpus(enum tun_profile p)
 	long ncpu = tun_usable_cpus();
 
 	if (ncpu > 0 && ncpu <= 16)
-		return 1;
-	return p == TUN_PROFILE_KERNEL ? 0 : 2;
+		return RCU_SYNC_LIST;
+	return p == TUN_PROFILE_KERNEL ? RCU_SYNC_WAKEME : RCU_SYNC_FUTEX;
 }
 
 /*
