@@ -18,7 +18,7 @@
  * threads and workqueue workers not started (they start again on first
  * use), and restart an in-flight grace period for the child's threads.
  *
- * Lock order (outermost first): srs.cleanup_lock; the layer
+ * Lock order (outermost first): srs.cleanup_lock (the waiter list); the layer
  * above the core (fork_register_hooks(): the workqueue's wq_state.mutex,
  * every pool lock, every workqueue's mayday_lock, wq_state.timer_lock,
  * wq_state.free_lock, wq_state.owner_lock); nocb.lock, every offload group's

@@ -2,7 +2,7 @@
 /*
  * The FQS scan rule: whether a reader's ->watching value, against this GP's
  * snapshot, proves a quiescent state.  A header of its own so that the GP
- * scan (src/tree.c) and the model check (tests/model/test_fqs_model.c) compile the
+ * scan (src/gp.c) and the model check (tests/model/test_fqs_model.c) compile the
  * same rule.
  */
 #ifndef TREERCU_FQS_RULE_H

@@ -16,7 +16,7 @@ struct rcu_test_hooks {
 	 * and the GP-start store (src/gp.c). */
 	void (*gp_init)(void);
 	/* Run by a thread's first call_rcu(), between its check of the
-	 * offload threads' stop and its push (src/nocb.c). */
+	 * offload threads' stop and its push (src/call_rcu.c). */
 	void (*first_cb)(void);
 };
 

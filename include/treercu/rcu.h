@@ -106,7 +106,7 @@ TRCU_API extern __thread struct trcu_reader trcu_reader_tls;
 /*
  * The generation an outermost rcu_read_lock() stores into ->watching on
  * x86-64: odd, tagged with TRCU_READER_GEN_TAG, advanced by 2 at every
- * grace-period start before the GP-start membarrier (src/tree.c,
+ * grace-period start before the GP-start membarrier (src/gp.c,
  * rcu_gp_init()), read-mostly, on its own cache line.  Only this fast path
  * stores tagged odd values (the slow paths strip the tag), so a scan that
  * finds exactly the current GP's generation knows the section began after
