@@ -69,6 +69,13 @@ for sub in refscale scale peers; do
   check_bad "--peers: unknown peer 'nosuch' (known: treercu," $sub --peers treercu,nosuch
 done
 check_bad "--workload nope: expected retire or hashmap" peers --workload nope
+# --peers runs the peers named and no other.
+out=$(timeout 120 "$tool" refscale --repeats 1 --ms 1 --peers memb,treercu-qsbr 2>&1) ||
+  fail "refscale --peers memb,treercu-qsbr: exit $?"
+echo "$out" | grep -q "| *liburcu memb |" && echo "$out" | grep -q "| *treercu qsbr |" ||
+  fail "refscale --peers memb,treercu-qsbr: a named peer has no row"
+echo "$out" | grep -Eq "\| *(treercu|liburcu qsbr|liburcu mb|liburcu bp|ck_epoch) \|" &&
+  fail "refscale --peers memb,treercu-qsbr: a peer not named has a row"
 check_bad "ambiguous option '--fw'" torture --fw 1
 check_bad "option '--quick' takes no value" torture --quick=1
 check_bad "--json $work/none/x.json: cannot write into $work/none" torture --json "$work/none/x.json"
