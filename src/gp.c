@@ -368,9 +368,10 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 	/*
 	 * Between GPs too, not only in the FQS loop: a GP with no holdout
 	 * ends at its first scan, before the loop looks, so a driver with
-	 * GP after GP to run never yielded and the requester, blocked in
-	 * pthread_mutex_lock(), could not even see its own GP end
-	 * (tests/sync/test_takeover_yields_between_gps.c; seeds 003: calls of 0.3-1.9 s).
+	 * GP after GP to run would never yield and the requester, blocked in
+	 * pthread_mutex_lock(), would not even see its own GP end
+	 * (tests/sync/test_takeover_yields_between_gps.c; figures in
+	 * docs/decisions.md).
 	 * seq_cst: pairs with the requester's increment before it blocks.
 	 */
 	if (!resumed && kind != RCU_DRV_CALLER &&
