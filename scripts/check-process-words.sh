@@ -9,7 +9,9 @@
 #   issue N / issue #N, run N / run #N, ../shared, /work/, "this VM",
 #   ISO dates (2026-11-24), commit hashes in prose ("commit 1a2b3c4",
 #   "at 1a2b3c4"), lab-notebook words (today, yesterday, we measured),
-#   bug stories told in the past tense ("used to hang").
+#   bug stories told in the past tense ("used to hang", "hung before",
+#   "before the fix", "the first version", "the old code", "found by",
+#   "TSan caught", "the previous run", "we tried").
 # Where a decision rests on a measurement, the measurement goes to
 # docs/decisions.md with the command that reproduces it.
 #
@@ -26,6 +28,8 @@ cd "$top"
 
 paths="README.md CHANGELOG.md docs src include tests tools examples scripts compat CMakeLists.txt cmake"
 self=scripts/check-process-words.sh
+# The test of this check plants the phrases on purpose.
+selftest=tests/api/process_words_flags.sh
 
 pattern='\bsessions?\b'
 pattern="$pattern"'|\breview(s|er|ers|ed|ing)?\b'
@@ -37,6 +41,9 @@ pattern="$pattern"'|\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b'
 pattern="$pattern"'|\b(commits?|and|at|on|since|before|after|from|in|reverts?|reverted|fixed|see)\s+(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b'
 pattern="$pattern"'|\btoday\b|\byesterday\b|\bwe\s+measured\b'
 pattern="$pattern"'|\bused\s+to\s+(be|stay|land|look|hang|return|run|wait|leak|skip|miss|crash|lose|count|spin)\b'
+pattern="$pattern"'|\bfound\s+by\b|\b(tsan|asan|ubsan|torture|valgrind|helgrind|we)\s+(found|caught|showed)\b'
+pattern="$pattern"'|\bhung\s+before\b|\b(before|after)\s+(the|this)\s+fix\b|\bfirst\s+version\b|\bthe\s+old\s+code\b'
+pattern="$pattern"'|\bprevious\s+(run|session|round)\b|\bwe\s+(fixed|changed|found|saw|tried)\b'
 
 # The files to check: tracked ones when this is a git checkout (build
 # directories and logs stay out), every regular file otherwise.
@@ -51,7 +58,7 @@ list_files() {
 	fi
 }
 
-hits=$(list_files | grep -vx "$self" | while IFS= read -r f; do
+hits=$(list_files | grep -vx -e "$self" -e "$selftest" | while IFS= read -r f; do
 	[ -f "$f" ] || continue
 	grep -IinHP -- "$pattern" "$f" || true
 done | grep -v 'process-words: allow' || true)

@@ -16,9 +16,10 @@
  * of the reader's, so (on arm64) the GP-end membarrier is needed.
  * A snapshot taken before the GP-start membarrier ("pre") proves nothing
  * about sections that began around that barrier: against it only an even
- * value counts; an odd value becomes a post-barrier snapshot.  (Found by
- * tests/model/test_fqs_model.c: pre odd 3, then unlock+lock to 5 before the
- * barrier, is a section that may hold pre-GP references.)
+ * value counts; an odd value becomes a post-barrier snapshot.
+ * (tests/model/test_fqs_model.c enumerates the case: pre odd 3, then
+ * unlock+lock to 5 before the barrier, is a section that may hold pre-GP
+ * references.)
  */
 static inline bool rcu_watching_qs(struct rcu_node *leaf, int i, unsigned long w, bool *dirty)
 {

@@ -101,8 +101,8 @@ static void rcu_gp_init(void)
 	 * gp_seq says this GP started.  Otherwise a caller could take its
 	 * cookie while gp_seq already reads "started" (cookie = the end of the
 	 * next GP), push its node, and be covered and woken by this GP: its
-	 * cookie would not be done when synchronize_rcu() returns (found by
-	 * torture rotating the paths).  The push (seq_cst CAS) is ordered
+	 * cookie would not be done when synchronize_rcu() returns (torture
+	 * rotating the paths checks it).  The push (seq_cst CAS) is ordered
 	 * before the release store below; a caller that sees the GP started
 	 * pushes behind the wait head, i.e. waits for the next GP.
 	 *

@@ -354,7 +354,7 @@ static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invok
 	 * The snapshot comes after the flush: a callback must wait for a GP
 	 * that starts after it was queued.  (Taken before the flush, a
 	 * callback queued during the pass could be given a GP that had
-	 * already started: TSan caught the wakeme path's free racing with a
+	 * already started, and a wakeme-path free would race with a
 	 * reader.)  The fence in rcu_gp_snap() orders the flushes before it.
 	 */
 	snap = rcu_gp_snap();
