@@ -10,7 +10,7 @@ cmake --build build-trace -j "$(nproc)" --target treercu_internal >/dev/null
 # treercu_internal: the miniature marks its own events with the library's
 # internal trace_record(), which the installed libraries do not export.
 cc -O2 -Wall -Iinclude -Ibuild-trace/include scripts/trace/seeds004_ab.c -o build-trace/seeds004_ab \
-   build-trace/libtreercu_internal.a -lpthread
+   -Wl,--whole-archive build-trace/libtreercu_internal.a -Wl,--no-whole-archive -lpthread
 TREERCU_TRACE_FILE=build-trace/seeds004.trace build-trace/seeds004_ab "$k" "$n"
 python3 scripts/trace/timeline.py build-trace/seeds004.trace "$min" 5
 python3 scripts/trace/wakecpu.py build-trace/seeds004.trace

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Where a seeds004_ab caller's latency goes, from the scheduler's view.
+
+Usage: schedwait.py TRACE PERF_SCRIPT [MIN_US] [MAX_SHOWN]
+TRACE: the library's debug trace of a seeds004_ab run (TREERCU_TRACE_FILE);
+PERF_SCRIPT: `perf script` text of a system-wide `perf record -k
+CLOCK_MONOTONIC -e sched:sched_switch -e sched:sched_wakeup -e
+sched:sched_migrate_task` of the same run (scripts/trace/sched.sh), so that
+both carry CLOCK_MONOTONIC times.
+
+For each sample, from the holder's release (or the call, if later) to the
+caller's return: the time the caller ran, slept, and was runnable but not
+running, the last split by what ran on the CPU it was queued on: the
+library's offload thread (trcu_nocb), its GP kthread (trcu_gp), the
+experiment's other thread (the holder), another process, or nothing (idle).
+Prints the slow samples (>= MIN_US, default 100) one line each, then the
+totals and the p50/p99 of K=0 and K>0 samples.
+"""
+import re
+import sys
+
+trace, pscript = sys.argv[1], sys.argv[2]
+thr = float(sys.argv[3]) if len(sys.argv) > 3 else 100.0
+maxn = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+
+marks = []
+for line in open(trace):
+    f = line.split()
+    marks.append((int(f[0]), int(f[1]), f[2]))
+
+RE = re.compile(r'^\s*(.+?)\s+(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\S+):\s+(.*)$')
+ev = []   # (t_ns, cpu, kind, fields)
+for line in open(pscript):
+    m = RE.match(line)
+    if not m:
+        continue
+    t = int(m.group(4)) * 1000000000 + int(m.group(5).ljust(9, '0')[:9])
+    cpu, kind, rest = int(m.group(3)), m.group(6), m.group(7)
+    fl = dict(re.findall(r'(\w+)=(\S+)', rest))
+    ev.append((t, cpu, kind, fl))
+ev.sort(key=lambda e: e[0])
+
+tid_comm = {}
+for _, _, kind, fl in ev:
+    if kind == 'sched:sched_switch':
+        tid_comm[int(fl['prev_pid'])] = fl['prev_comm']
+        tid_comm[int(fl['next_pid'])] = fl['next_comm']
+
+
+def who(tid):
+    if tid == 0:
+        return 'idle'
+    c = tid_comm.get(tid, '?')
+    if c.startswith('trcu_nocb'):
+        return 'offload'
+    if c.startswith('trcu_gp'):
+        return 'gp kthread'
+    if c.startswith('seeds004_ab'):   # the caller never runs while it waits
+        return 'holder'
+    return 'other process'
+
+
+CATS = ['offload', 'gp kthread', 'holder', 'other process', 'idle']
+
+
+def account(caller, t0, t1):
+    """ns running / sleeping / runnable-by-category of `caller` in [t0, t1]."""
+    cur = {}            # cpu -> tid running (as of the last switch seen)
+    state, qcpu, since = 'run', None, t0
+    res = {'run': 0, 'sleep': 0}
+    for c in CATS:
+        res[c] = 0
+    # Replay everything up to t1: state before t0 from the last events.
+    last_t = t0
+
+    def charge(upto):
+        nonlocal last_t
+        a, b = max(last_t, t0), upto
+        if b > a:
+            if state == 'run':
+                res['run'] += b - a
+            elif state == 'sleep':
+                res['sleep'] += b - a
+            else:
+                res[who(cur.get(qcpu, 0))] += b - a
+        last_t = upto
+
+    for t, cpu, kind, fl in ev:
+        if t > t1:
+            break
+        if t >= t0:
+            charge(t)
+        else:
+            last_t = t0
+        if kind == 'sched:sched_switch':
+            prev, nxt = int(fl['prev_pid']), int(fl['next_pid'])
+            cur[cpu] = nxt
+            if prev == caller:
+                st = fl.get('prev_state', 'S')
+                state = 'wait' if st.startswith('R') else 'sleep'
+                qcpu = cpu
+            if nxt == caller:
+                state, qcpu = 'run', cpu
+        elif kind == 'sched:sched_wakeup' and int(fl['pid']) == caller:
+            if state != 'run':
+                state, qcpu = 'wait', int(fl['target_cpu'])
+        elif kind == 'sched:sched_migrate_task' and int(fl['pid']) == caller:
+            qcpu = int(fl['dest_cpu'])
+    charge(t1)
+    return res
+
+
+rel = [i for i, m in enumerate(marks) if m[2] == 'release']
+rows = {'K=0': [], 'K>0': []}
+shown = 0
+tot = {'K=0': {}, 'K>0': {}}
+for k, i in enumerate(rel):
+    starts = [j for j in range(i) if marks[j][2] == 'sample']
+    if not starts:
+        continue
+    s = starts[-1]
+    caller = marks[s][1]
+    ends = [j for j in range(i, len(marks)) if marks[j][2] == 'sr_ret' and marks[j][1] == caller]
+    if not ends:
+        continue
+    t0 = max(marks[i][0], marks[s][0])
+    t1 = marks[ends[0]][0]
+    key = 'K>0' if marks[s][0] and k % 2 else 'K=0'
+    lat = (t1 - t0) / 1e3
+    rows[key].append(lat)
+    r = account(caller, t0, t1)
+    for c, v in r.items():
+        tot[key][c] = tot[key].get(c, 0) + v
+    if lat >= thr and shown < maxn:
+        shown += 1
+        print('%s sample %4d: %8.1f us' % (key, k, lat))
+        # The caller, then every other library thread that left a mark in
+        # the window (a GP driver the caller waits for, the offload thread).
+        tids = [caller] + sorted({m[1] for m in marks if t0 <= m[0] <= t1 and m[1] != caller
+                                  and who(m[1]) != 'holder'})
+        for tid in tids:
+            r2 = r if tid == caller else account(tid, t0, t1)
+            print('    %-10s ran %7.1f, slept %7.1f, runnable %7.1f (%s)' % (
+                'caller' if tid == caller else who(tid), r2['run'] / 1e3, r2['sleep'] / 1e3,
+                sum(r2[c] for c in CATS) / 1e3,
+                ', '.join('behind %s %.1f' % (c, r2[c] / 1e3) for c in CATS if r2[c])))
+for key in ('K=0', 'K>0'):
+    v = sorted(rows[key])
+    if not v:
+        continue
+    n = len(v)
+    t = tot[key]
+    print('%s: %d samples, p50 %.1f us, p99 %.1f us, max %.1f us; summed: ran %.1f us, '
+          'slept %.1f us, runnable behind: %s' % (
+              key, n, v[n // 2], v[min(n - 1, int(n * .99))], v[-1], t['run'] / 1e3,
+              t['sleep'] / 1e3, ', '.join('%s %.1f us' % (c, t[c] / 1e3) for c in CATS)))
