@@ -22,6 +22,6 @@ TREERCU_TRACE_FILE=build-trace/sched.trace perf record -q -k CLOCK_MONOTONIC -a 
    -e sched:sched_switch -e sched:sched_wakeup -e sched:sched_migrate_task \
    -o build-trace/sched.data -- build-trace/seeds004_ab "$k" "$n"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-perf script -i build-trace/sched.data -F comm,tid,cpu,time,event,trace 2>/dev/null \
+perf script -i build-trace/sched.data -F comm,pid,tid,cpu,time,event,trace 2>/dev/null \
    > build-trace/sched.txt
 python3 scripts/trace/schedwait.py build-trace/sched.trace build-trace/sched.txt "$min" "$shown"

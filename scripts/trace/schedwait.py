@@ -3,14 +3,16 @@
 
 Usage: schedwait.py TRACE PERF_SCRIPT [MIN_US] [MAX_SHOWN]
 TRACE: the library's debug trace of a seeds004_ab run (TREERCU_TRACE_FILE);
-PERF_SCRIPT: `perf script` text of a system-wide `perf record -k
+PERF_SCRIPT: `perf script -F comm,pid,tid,cpu,time,event,trace` text of a system-wide `perf record -k
 CLOCK_MONOTONIC -e sched:sched_switch -e sched:sched_wakeup -e
 sched:sched_migrate_task` of the same run (scripts/trace/sched.sh), so that
 both carry CLOCK_MONOTONIC times.
 
 For each sample, from the holder's release (or the call, if later) to the
 caller's return: the time the caller ran, slept, and was runnable but not
-running, the last split by what ran on the CPU it was queued on: the
+running, the last split by what ran on the CPU it was queued on (and, of
+its sleep, how long a library thread it may have waited for, the GP
+driver, say, was itself runnable but not running): the
 library's offload thread (trcu_nocb), its GP kthread (trcu_gp), the
 experiment's other thread (the holder), another process, or nothing (idle).
 Prints the slow samples (>= MIN_US, default 100) one line each, then the
@@ -28,14 +30,16 @@ for line in open(trace):
     f = line.split()
     marks.append((int(f[0]), int(f[1]), f[2]))
 
-RE = re.compile(r'^\s*(.+?)\s+(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\S+):\s+(.*)$')
+RE = re.compile(r'^\s*(.+?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\S+):\s+(.*)$')
 ev = []   # (t_ns, cpu, kind, fields)
+tgid = {}  # tid -> process id, from each event's running task
 for line in open(pscript):
     m = RE.match(line)
     if not m:
         continue
-    t = int(m.group(4)) * 1000000000 + int(m.group(5).ljust(9, '0')[:9])
-    cpu, kind, rest = int(m.group(3)), m.group(6), m.group(7)
+    tgid[int(m.group(3))] = int(m.group(2))
+    t = int(m.group(5)) * 1000000000 + int(m.group(6).ljust(9, '0')[:9])
+    cpu, kind, rest = int(m.group(4)), m.group(7), m.group(8)
     fl = dict(re.findall(r'(\w+)=(\S+)', rest))
     ev.append((t, cpu, kind, fl))
 ev.sort(key=lambda e: e[0])
@@ -47,9 +51,15 @@ for _, _, kind, fl in ev:
         tid_comm[int(fl['next_pid'])] = fl['next_comm']
 
 
+# The experiment's process: the caller's (any tid of the library trace).
+me = next((tgid[t] for _, t, _ in marks if t in tgid), None)
+
+
 def who(tid):
     if tid == 0:
         return 'idle'
+    if tgid.get(tid) != me:
+        return 'other process'   # other programs' trcu_* threads too
     c = tid_comm.get(tid, '?')
     if c.startswith('trcu_nocb'):
         return 'offload'
@@ -63,8 +73,9 @@ def who(tid):
 CATS = ['offload', 'gp kthread', 'holder', 'other process', 'idle']
 
 
-def account(caller, t0, t1):
-    """ns running / sleeping / runnable-by-category of `caller` in [t0, t1]."""
+def account(caller, t0, t1, spans=None):
+    """ns running / sleeping / runnable-by-category of `caller` in [t0, t1];
+    with `spans` (a list), also its (start, end, state) intervals."""
     cur = {}            # cpu -> tid running (as of the last switch seen)
     state, qcpu, since = 'run', None, t0
     res = {'run': 0, 'sleep': 0}
@@ -77,6 +88,8 @@ def account(caller, t0, t1):
         nonlocal last_t
         a, b = max(last_t, t0), upto
         if b > a:
+            if spans is not None:
+                spans.append((a, b, state if state != 'wait' else who(cur.get(qcpu, 0))))
             if state == 'run':
                 res['run'] += b - a
             elif state == 'sleep':
@@ -128,12 +141,34 @@ for k, i in enumerate(rel):
     key = 'K>0' if marks[s][0] and k % 2 else 'K=0'
     lat = (t1 - t0) / 1e3
     rows[key].append(lat)
-    r = account(caller, t0, t1)
+    csp = []
+    r = account(caller, t0, t1, csp)
+    # The caller asleep while a library thread that left a mark in the
+    # window (the GP driver it waits for, say) was runnable, not running.
+    others = sorted({m[1] for m in marks if t0 <= m[0] <= t1 and m[1] != caller
+                     and who(m[1]) != 'holder'})
+    osp = []
+    for tid in others:
+        account(tid, t0, t1, osp)
+    blocked = 0
+    for a, b, st in csp:
+        if st != 'sleep':
+            continue
+        cov = sorted((max(a, x), min(b, y)) for x, y, st2 in osp
+                     if st2 not in ('run', 'sleep') and min(b, y) > max(a, x))
+        end = a
+        for x, y in cov:   # union of the runnable spans inside [a, b]
+            x = max(x, end)
+            if y > x:
+                blocked += y - x
+                end = y
+    r['blocked'] = blocked
     for c, v in r.items():
         tot[key][c] = tot[key].get(c, 0) + v
     if lat >= thr and shown < maxn:
         shown += 1
-        print('%s sample %4d: %8.1f us' % (key, k, lat))
+        print('%s sample %4d: %8.1f us (caller asleep while a library thread was '
+              'runnable: %.1f us)' % (key, k, lat, r['blocked'] / 1e3))
         # The caller, then every other library thread that left a mark in
         # the window (a GP driver the caller waits for, the offload thread).
         tids = [caller] + sorted({m[1] for m in marks if t0 <= m[0] <= t1 and m[1] != caller
@@ -151,6 +186,8 @@ for key in ('K=0', 'K>0'):
     n = len(v)
     t = tot[key]
     print('%s: %d samples, p50 %.1f us, p99 %.1f us, max %.1f us; summed: ran %.1f us, '
-          'slept %.1f us, runnable behind: %s' % (
+          'slept %.1f us (of which a library thread was runnable: %.1f us), '
+          'runnable behind: %s' % (
               key, n, v[n // 2], v[min(n - 1, int(n * .99))], v[-1], t['run'] / 1e3,
-              t['sleep'] / 1e3, ', '.join('%s %.1f us' % (c, t[c] / 1e3) for c in CATS)))
+              t['sleep'] / 1e3, t['blocked'] / 1e3,
+              ', '.join('%s %.1f us' % (c, t[c] / 1e3) for c in CATS)))
