@@ -585,6 +585,14 @@ void trcu_unbalanced_unlock(struct trcu_reader *r)
 		 sys_gettid());
 }
 
+/* The TREERCU_DEBUG QSBR read side found a thread that is not an online
+ * QSBR thread: its free section would protect nothing. */
+void trcu_qsbr_read_misuse(const char *what)
+{
+	sys_die("%s on thread %d, which is not an online QSBR thread (trcu_thread_qsbr(), "
+		"rcu_thread_online()): use rcu_read_lock() there", what, sys_gettid());
+}
+
 /* ---- QSBR ------------------------------------------------------------------------ */
 
 /* TRCU_RF_QSBR is set exactly while a QSBR thread is online (depth_bias 1):

@@ -375,6 +375,55 @@ static inline void trcu_quiescent_state(void)
 		trcu_report_qs_slow(r);
 }
 
+/*
+ * The QSBR read side: trcu_qsbr_read_lock()/trcu_qsbr_read_unlock(), for
+ * code that runs only on online QSBR threads (liburcu qsbr's read side).
+ * An online QSBR thread is in a read-side section everywhere except at
+ * trcu_quiescent_state() and while offline, so these need do nothing: no
+ * load, no store, not even a compiler barrier (the compiler barriers that
+ * matter are trcu_quiescent_state()'s and the online/offline transitions').
+ * Plain rcu_read_lock()/unlock() keep working on every thread, QSBR or
+ * not, in the same domain; the two pairs may nest in each other on a QSBR
+ * thread.  From a signal handler only while the thread is online (a
+ * handler that may land while it is offline uses rcu_read_lock()).
+ *
+ * With TREERCU_DEBUG defined before this header is included, they check
+ * what the free pair cannot: the thread is an online QSBR thread (lock and
+ * unlock), the pair is balanced, and no quiescent state, offline or
+ * grace-period wait happens inside it (the pair then counts nesting as
+ * rcu_read_lock() does, and the library's checks name the misuse).
+ */
+TRCU_API void trcu_qsbr_read_misuse(const char *what) __attribute__((noreturn));
+
+#ifdef TREERCU_DEBUG
+static inline void trcu_qsbr_read_lock(void)
+{
+	if (TRCU_UNLIKELY(!(__atomic_load_n(&trcu_reader_tls.nest_flags, __ATOMIC_RELAXED) &
+			    TRCU_RF_QSBR)))
+		trcu_qsbr_read_misuse("trcu_qsbr_read_lock()");
+	trcu_read_lock();
+}
+
+static inline void trcu_qsbr_read_unlock(void)
+{
+	unsigned long nf = __atomic_load_n(&trcu_reader_tls.nest_flags, __ATOMIC_RELAXED);
+
+	if (TRCU_UNLIKELY(!(nf & TRCU_RF_QSBR)))
+		trcu_qsbr_read_misuse("trcu_qsbr_read_unlock()");
+	/* Nesting 1 is the online bias alone: trcu_read_unlock() dies
+	 * naming the unbalanced unlock. */
+	trcu_read_unlock();
+}
+#else
+static inline void trcu_qsbr_read_lock(void)
+{
+}
+
+static inline void trcu_qsbr_read_unlock(void)
+{
+}
+#endif
+
 /* ---- Grace periods ------------------------------------------------------ */
 
 TRCU_API void trcu_synchronize_rcu(void);
@@ -514,8 +563,15 @@ TRCU_API const char *trcu_version(void);
  * (rcu_assign_pointer(p, v)).  The type names are above (struct rcu_head).
  */
 #ifndef TREERCU_NO_SHORT_NAMES
+#ifdef TREERCU_QSBR
+/* This translation unit's code runs on online QSBR threads only (the
+ * opt-in of liburcu's <urcu-qsbr.h>): its rcu_read_lock() is the free one. */
+#define rcu_read_lock                  trcu_qsbr_read_lock
+#define rcu_read_unlock                trcu_qsbr_read_unlock
+#else
 #define rcu_read_lock                  trcu_read_lock
 #define rcu_read_unlock                trcu_read_unlock
+#endif
 #define rcu_read_lock_held             trcu_read_lock_held
 #define rcu_read_ongoing               trcu_read_lock_held
 #define rcu_dereference(p)             trcu_dereference(p)

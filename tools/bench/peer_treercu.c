@@ -56,6 +56,17 @@ static void tr_read_unlock(void)
 	rcu_read_unlock();
 }
 
+/* QSBR threads read with the QSBR read side, as liburcu qsbr's readers do. */
+static void tr_qsbr_read_lock(void)
+{
+	trcu_qsbr_read_lock();
+}
+
+static void tr_qsbr_read_unlock(void)
+{
+	trcu_qsbr_read_unlock();
+}
+
 static void tr_quiescent(void)
 {
 	rcu_quiescent_state();
@@ -68,7 +79,8 @@ static __attribute__((noinline)) void tr_refscale(unsigned long nbatch)
 
 static __attribute__((noinline)) void tr_refscale_qsbr(unsigned long nbatch)
 {
-	REFSCALE_LOOP(nbatch, rcu_read_lock(), rcu_read_unlock(), rcu_quiescent_state());
+	REFSCALE_LOOP(nbatch, trcu_qsbr_read_lock(), trcu_qsbr_read_unlock(),
+		      rcu_quiescent_state());
 }
 
 static __attribute__((noinline)) unsigned long tr_busy(const int *stop)
@@ -83,7 +95,8 @@ static __attribute__((noinline)) unsigned long tr_busy_qsbr(const int *stop)
 {
 	unsigned long n = 0;
 
-	PEER_BUSY_QSBR_LOOP(stop, rcu_read_lock(), rcu_read_unlock(), rcu_quiescent_state(), n);
+	PEER_BUSY_QSBR_LOOP(stop, trcu_qsbr_read_lock(), trcu_qsbr_read_unlock(),
+			    rcu_quiescent_state(), n);
 	return n;
 }
 
@@ -126,7 +139,7 @@ const struct peer_ops peer_treercu_qsbr = {
 	.name = "treercu qsbr", .id = "treercu-qsbr", .qsbr = true,
 	.thread_register = tr_register_qsbr, .thread_unregister = tr_unregister_qsbr,
 	.thread_offline = tr_offline, .thread_online = tr_online,
-	.read_lock = tr_read_lock, .read_unlock = tr_read_unlock,
+	.read_lock = tr_qsbr_read_lock, .read_unlock = tr_qsbr_read_unlock,
 	.quiescent_state = tr_quiescent, .refscale_loop = tr_refscale_qsbr,
 	.busy_reader = tr_busy_qsbr, .synchronize = tr_synchronize, .retire = tr_retire,
 	.barrier = tr_barrier, .head_size = tr_head_size,

@@ -23,6 +23,19 @@ extern "C" {
 #endif
 
 /* ---- Read side ---- */
+#if TRCU_URCU_F_QSBR
+/* QSBR: free, as liburcu qsbr's (its threads are online QSBR threads);
+ * checked with TREERCU_DEBUG, as liburcu's are with its debug build. */
+static inline void TRCU_URCU_N(read_lock)(void)
+{
+	trcu_qsbr_read_lock();
+}
+
+static inline void TRCU_URCU_N(read_unlock)(void)
+{
+	trcu_qsbr_read_unlock();
+}
+#else
 static inline void TRCU_URCU_N(read_lock)(void)
 {
 	trcu_read_lock();
@@ -32,6 +45,7 @@ static inline void TRCU_URCU_N(read_unlock)(void)
 {
 	trcu_read_unlock();
 }
+#endif
 
 /* Inside a read-side section (QSBR: online, as in liburcu). */
 static inline int TRCU_URCU_N(read_ongoing)(void)
