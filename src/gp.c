@@ -25,7 +25,39 @@
 #include "sync_list.h"
 #include "test_hooks.h"
 
-/* Snapshot every holdout's ->watching before the GP-start membarrier. */
+/*
+ * An online QSBR holdout reports its own quiescent state: ask it at once.
+ * Its next rcu_quiescent_state() (or going offline) sees ->need_qs and
+ * reports through its leaf's lock, which is valid whenever it happens:
+ * taking the lock that this GP's init released orders the thread's next
+ * section after the GP start (so after every update that preceded it), and
+ * releasing it orders the previous section before the GP end (the QSBR
+ * ordering, docs/design.md).  A QSBR thread is never waited for by
+ * scanning alone: the scans (pause-spins, the membarrier that arms
+ * ->need_qs) cannot make it run its next quiescent state sooner, and with
+ * every CPU busy they keep a preempted one from running.
+ * TRCU_RF_QSBR is the owner's flag, read as a hint: arming a thread that
+ * just went offline costs it one report, and one that just came online
+ * unarmed is armed by the next scan.
+ */
+static bool rcu_qsbr_holdout_arm(struct rcu_thread *r)
+{
+	if (r == rcu_state.driver ||
+	    !(__atomic_load_n(&r->rdr->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_QSBR))
+		return false;
+	/* Under the leaf lock, after this GP's init: the report's lock
+	 * acquisition pairs with it (above).  Seen by the reader's next
+	 * quiescent state: at the latest after the GP-start membarrier when
+	 * armed in the prescan (the barrier pairs with the compiler barrier
+	 * before the ->need_qs load in trcu_quiescent_state()); liveness
+	 * only, as the report's ordering comes from the lock. */
+	if (!__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED))
+		__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* Snapshot every holdout's ->watching before the GP-start membarrier, and
+ * ask the online QSBR ones to report. */
 static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
 {
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
@@ -37,6 +69,8 @@ static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
 		leaf->snap[i] = __atomic_load_n(&t->rdr->watching, __ATOMIC_ACQUIRE);
 		leaf->snap_valid |= 1UL << i;
 		leaf->snap_pre |= 1UL << i;
+		if (leaf->snap[i] & 1)
+			rcu_qsbr_holdout_arm(t);
 	}
 	pthread_mutex_unlock(&leaf->lock);
 }
@@ -166,6 +200,7 @@ static void rcu_gp_init(void)
 struct fqs_arg {
 	bool arm;       /* set ->need_qs on holdouts */
 	int armed;      /* how many were newly armed */
+	int waiting;    /* holdouts that are not QSBR threads asked to report */
 };
 
 static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
@@ -187,24 +222,32 @@ static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 		if (rcu_watching_qs(leaf, i, __atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE),
 				    &dirty)) {
 			mask |= 1UL << i;
-		} else if (fa->arm && r != rcu_state.driver &&
-			   !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED)) {
-			/* Ordered before the reader's ->watching reread by the
-			 * sys_gp_mb() the caller runs next; pairs with the
-			 * barrier before the ->need_qs load in trcu_read_unlock(). */
-			__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
-			fa->armed++;
+		} else if (!rcu_qsbr_holdout_arm(r)) {   /* QSBR: reports itself */
+			fa->waiting++;
+			if (fa->arm && r != rcu_state.driver &&
+			    !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED)) {
+				/* Ordered before the reader's ->watching reread
+				 * by the sys_gp_mb() the caller runs next; pairs
+				 * with the barrier before the ->need_qs load in
+				 * trcu_read_unlock(). */
+				__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
+				fa->armed++;
+			}
 		}
 	}
 	rcu_report_qs_rnp(mask, leaf, dirty);
 }
 
-static int rcu_fqs_scan(bool arm)
+/* One scan.  Returns how many holdouts it newly armed; *waiting (if not
+ * NULL): how many holdouts are left that are not online QSBR threads. */
+static int rcu_fqs_scan(bool arm, int *waiting)
 {
 	struct fqs_arg fa = { .arm = arm };
 
 	atomic_fetch_add_explicit(&rcu_state.n_fqs, 1, memory_order_relaxed);
 	rcu_for_each_holdout_leaf(rcu_fqs_leaf, &fa);
+	if (waiting)
+		*waiting = fa.waiting;
 	return fa.armed;
 }
 
@@ -268,18 +311,21 @@ static void rcu_gp_sleep(long ticks)
  * holdout, preempted, cannot run (4 ms p50 with two busy readers on two
  * CPUs).  Then ask the holdouts to report (->need_qs + membarrier + rescan)
  * and sleep until a report empties the root or the next FQS tick.
- * Expedited: the same, with short sleeps instead of ticks.
+ * Expedited: the same, with short sleeps instead of ticks.  When every
+ * holdout left is an online QSBR thread, asked already to report
+ * (rcu_qsbr_holdout_arm()), sleep at once: only its own quiescent state
+ * can end the wait, and a driver that spins may be what keeps it off a CPU.
  */
-static void rcu_gp_holdout_wait(long spin_until_ns)
+static void rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr)
 {
 	if (rcu_exp_pending())
 		rcu_state.expedited = true;  /* an expedited caller joined */
-	if (sys_now_ns() < spin_until_ns) {
+	if (!only_qsbr && sys_now_ns() < spin_until_ns) {
 		for (int i = 0; i < 32; i++)
 			cpu_relax();
 		return;
 	}
-	if (rcu_fqs_scan(true)) {
+	if (!only_qsbr && rcu_fqs_scan(true, NULL)) {
 		/* SB: ->need_qs stores before the holdouts' ->watching reread.
 		 * Pairs with the compiler barrier in trcu_read_unlock(). */
 		sys_gp_mb();
@@ -302,9 +348,11 @@ static bool rcu_gp_fqs_loop(bool resumed)
 		rcu_gp_sleep(first);
 	spin_until = sys_now_ns() + TUN(fqs_spin_us) * 1000L;
 	for (;;) {
+		int waiting;
+
 		if (rcu_root_qs_done())
 			return true;
-		rcu_fqs_scan(false);
+		rcu_fqs_scan(false, &waiting);
 		if (rcu_root_qs_done())
 			return true;
 		if (rcu_gp_takeover_wanted()) {
@@ -312,7 +360,7 @@ static bool rcu_gp_fqs_loop(bool resumed)
 			return false;
 		}
 		rcu_check_stall();
-		rcu_gp_holdout_wait(spin_until);
+		rcu_gp_holdout_wait(spin_until, waiting == 0);
 	}
 }
 

@@ -368,8 +368,10 @@ static inline void trcu_quiescent_state(void)
 	/* Pairs with sys_gp_mb() at GP end: earlier section before the store. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&r->watching, w + 2, __ATOMIC_RELAXED);
-	/* Pairs with the driver's ->need_qs store + membarrier(), and with
-	 * sys_gp_mb() at GP start for the next section. */
+	/* Pairs with the driver's ->need_qs store + membarrier() (for an
+	 * online QSBR holdout, the store before the GP-start membarrier:
+	 * src/gp.c, rcu_qsbr_holdout_arm()), and with sys_gp_mb() at GP
+	 * start for the next section. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (TRCU_UNLIKELY(__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED)))
 		trcu_report_qs_slow(r);

@@ -123,13 +123,23 @@ void tt_one_read(struct rd *r)
 	struct read_cookie k;
 	struct elem *p;
 	int pipe;
+	/* Online QSBR readers use the free QSBR read side every other read
+	 * (the grace period must still wait for them), the plain one
+	 * otherwise; the nested section below is plain in both. */
+	bool free_pair = r->qsbr && (r->reads & 2);
 
-	rcu_read_lock();
+	if (free_pair)
+		trcu_qsbr_read_lock();
+	else
+		rcu_read_lock();
 	started = trcu_gp_seq();
 	cookie_take(&k, r->reads & 1);
 	p = tt_read_pick(r);
 	if (!p) {
-		rcu_read_unlock();
+		if (free_pair)
+			trcu_qsbr_read_unlock();
+		else
+			rcu_read_unlock();
 		return;
 	}
 	seq = tt_check_elem(p);
@@ -145,7 +155,10 @@ void tt_one_read(struct rd *r)
 	completed = trcu_gp_seq();
 	if (cookie_done(&k))
 		tt_fail(E_COOKIE);              /* a whole GP ended inside the section */
-	rcu_read_unlock();
+	if (free_pair)
+		trcu_qsbr_read_unlock();
+	else
+		rcu_read_unlock();
 	r->pipe[pipe < 0 ? 0 : pipe > PIPE_LEN ? PIPE_LEN : pipe]++;
 	completed = tt_seq_diff(completed, started);
 	r->batch[completed > PIPE_LEN ? PIPE_LEN : completed]++;
