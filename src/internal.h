@@ -98,6 +98,14 @@ struct rcu_node {
 	unsigned long snap_valid;     /* bit set: snap[] holds this GP's value */
 	unsigned long snap_pre;       /* bit set: taken before the GP-start mb */
 	unsigned long *snap;          /* fanout_leaf entries, after the nodes */
+	/* Leaves only, under ->lock: tasks switched out inside a read-side
+	 * section (src/task.c), newest non-blockers at the head; every entry
+	 * from ->gp_tasks to the tail blocks the current grace period (the
+	 * kernel's ->blkd_tasks and ->gp_tasks).  ->retired: this leaf's tree
+	 * was replaced and its tasks moved to the new one. */
+	struct trcu_task *blkd_head, *blkd_tail;
+	struct trcu_task *gp_tasks;
+	bool retired;
 } __attribute__((aligned(64)));
 
 struct rcu_tree {
@@ -155,6 +163,8 @@ struct rcu_thread {
 	 * interrupted, restored when it ends. */
 	unsigned int emerg_depth;
 	unsigned long emerg_saved[RCU_EMERG_MAX];
+	/* Task readers (src/task.c): the task switched in on this worker. */
+	struct trcu_task *cur_task;
 };
 
 extern __thread struct rcu_thread rcu_thread_tls;
@@ -214,6 +224,7 @@ struct tun_values {
 	_Atomic long exit_wait_ms;
 	_Atomic long cb_pushback_ms;
 	_Atomic long profile;
+	_Atomic long per_worker_blocked_lists;
 };
 /* Tunables change at run time from any thread: relaxed loads suffice, each
  * value is used on its own. */
@@ -450,6 +461,34 @@ unsigned long rcu_gp_seq_current(void);          /* acquire load of gp_seq */
 void rcu_gp_wait_seq(unsigned long s);           /* block until GP s ends */
 void rcu_gp_request_async(unsigned long s);      /* GP kthread will run it */
 
+
+/*
+ * Task readers (src/task.c, src/task_blocked.c) sit above the grace-period
+ * core and the threads; what those need from them is handed down at init
+ * (src/rcu.c: rcu_task_set_hooks()), as the stall warnings' callback counts
+ * are.  Set before any grace period runs, then only read.  Leaf locks are
+ * taken before a worker list's lock.
+ */
+struct rcu_task_hooks {
+	/* GP init, ofl_lock held, after gp_seq says "in progress": worker
+	 * lists to their leaves. */
+	void (*promote_locked)(struct rcu_tree *t);
+	/* A new tree installed (ofl_lock held, no GP in progress): the old
+	 * leaves' tasks to the new leaves. */
+	void (*reshape_locked)(struct rcu_tree *old, struct rcu_tree *t);
+	/* A worker unregisters or exits: the task switched in, if any, out
+	 * first (queued if inside its section); before any ofl_lock. */
+	void (*worker_exit)(struct rcu_thread *w);
+	/* ... then, ofl_lock held, its list to its leaf. */
+	void (*worker_offline_locked)(struct rcu_thread *w);
+	/* A blocking grace-period wait: refused inside a task's section. */
+	void (*check_blocking)(struct rcu_thread *w, const char *what);
+	/* Stall warnings: the tasks blocking the GP; returns how many. */
+	int (*stall_print)(long gp, long now_ns, void (*emit)(const char *msg));
+	void (*fork_child)(void);                 /* fork() child step */
+};
+void rcu_task_set_hooks(const struct rcu_task_hooks *h);   /* state.c */
+extern const struct rcu_task_hooks *rcu_task_hooks;
 
 /* stall.c */
 void rcu_stall_fork_child(void);                 /* fork() child step */

@@ -17,6 +17,7 @@
 #include "gp.h"
 #include "trace.h"
 #include "kvfree.h"
+#include "task.h"
 #include "nocb.h"
 #include "sync_list.h"
 
@@ -92,11 +93,14 @@ static void rcu_init_once(void)
 			      rcu_tree_build_first((int)TUN(fanout), (int)TUN(fanout_leaf)),
 			      memory_order_release);
 	rcu_thread_init();
-	/* Hand the upper layers' functions down (src/stall.c and src/nocb.c
-	 * never call up): the callback counts for stall warnings, the bulk
-	 * frees for offload group 0. */
+	/* Hand the upper layers' functions down (src/stall.c, src/nocb.c,
+	 * the GP core and src/thread.c never call up): the callback counts
+	 * for stall warnings, the bulk frees for offload group 0, the task
+	 * readers' lists. */
 	rcu_stall_set_cb_info(rcu_nocb_stall_info);
 	rcu_nocb_set_client_pass(kvfree_pass);
+	/* Task readers' lists, for the GP core, threads, stalls and fork. */
+	rcu_task_set_hooks(&rcu_task_hooks_impl);
 	atexit(rcu_exit_handler);
 	fork_register();
 }

@@ -227,6 +227,10 @@ static void rcu_tree_install_locked(void)
 	}
 	/* Release: the new tree's initialised nodes before the pointer. */
 	atomic_store_explicit(&rcu_state.tree, t, memory_order_release);
+	/* Blocked tasks follow, after the pointer: a switch-out that finds
+	 * an old leaf retired (under its lock) then loads the new tree. */
+	if (rcu_task_hooks)
+		rcu_task_hooks->reshape_locked(old, t);
 	rcu_state.tree_next = NULL;
 	old->retired_next = rcu_state.retired;
 	rcu_state.retired = old;
@@ -273,14 +277,17 @@ void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dirty)
 		if (dirty)  /* read by the driver after it sees the root empty */
 			atomic_store_explicit(&rcu_state.gp_dirty_flag, true, memory_order_relaxed);
 		rnp->qsmask &= ~mask;
-		if (rnp->qsmask || !rnp->parent)
+		/* A leaf whose blocked tasks still hold this GP does not
+		 * report: the last one's unlock does (src/task_blocked.c,
+		 * rcu_report_unblock_qs_rnp()). */
+		if (rnp->qsmask || rnp->gp_tasks || !rnp->parent)
 			break;
 		mask = rnp->grpmask;
 		pthread_mutex_unlock(&rnp->lock);
 		rnp = rnp->parent;
 		pthread_mutex_lock(&rnp->lock);
 	}
-	if (!rnp->parent && !rnp->qsmask) {
+	if (!rnp->parent && !rnp->qsmask && !rnp->gp_tasks) {
 		/* Release: every report that emptied the tree before this
 		 * store; pairs with rcu_root_qs_done(). */
 		atomic_store_explicit(&rcu_state.gp_root_done, true, memory_order_release);
@@ -317,6 +324,59 @@ bool rcu_root_qs_done(void)
 
 /* ---- Grace-period start --------------------------------------------------------- */
 
+/* GP init (ofl_lock held), for a leaf with no online slot: does it hold
+ * blocked tasks?  Those that leave before the leaf is initialised are
+ * handled there (rcu_gp_init_node()). */
+static bool leaf_has_tasks(struct rcu_node *leaf)
+{
+	bool ret;
+
+	pthread_mutex_lock(&leaf->lock);
+	ret = leaf->blkd_head != NULL;
+	pthread_mutex_unlock(&leaf->lock);
+	return ret;
+}
+
+/*
+ * Initialise node n of t for the GP gps (ofl_lock held, root first).  A
+ * leaf's queued tasks all block the new GP (->gp_tasks from the head: the
+ * kernel's rcu_preempt_check_blocked_tasks()).  A node nothing holds ends
+ * its part at once: the root (nobody online, no blocked task: the GP is
+ * over as soon as it starts), or a leaf counted for blocked tasks that have
+ * all left since (its parent is already initialised).
+ */
+static void rcu_gp_init_node(struct rcu_tree *t, int n, unsigned long gps)
+{
+	struct rcu_node *rnp = &t->nodes[n];
+	bool leaf = n >= t->level_first[t->levels - 1];
+	unsigned long mask;
+
+	/* Nothing online below and no blocked task: its qsmask is already 0
+	 * (the last GP ended with every node empty) and stays so. */
+	if (rnp->parent && !rnp->qsmaskinit && !(rnp->parent->qsmaskinit & rnp->grpmask))
+		return;
+	pthread_mutex_lock(&rnp->lock);
+	rnp->qsmask = rnp->qsmaskinit;
+	rnp->gp_seq = gps;
+	rnp->snap_valid = 0;
+	rnp->snap_pre = 0;
+	if (leaf)
+		rnp->gp_tasks = rnp->blkd_head;
+	if (rnp->qsmask || rnp->gp_tasks) {
+		pthread_mutex_unlock(&rnp->lock);
+		return;
+	}
+	if (!rnp->parent) {
+		atomic_store_explicit(&rcu_state.gp_root_done, true, memory_order_relaxed);
+		pthread_mutex_unlock(&rnp->lock);
+		return;
+	}
+	mask = rnp->grpmask;
+	pthread_mutex_unlock(&rnp->lock);
+	pthread_mutex_lock(&rnp->parent->lock);
+	rcu_report_qs_rnp(mask, rnp->parent, false);
+}
+
 /*
  * Apply registrations and unregistrations (the kernel's qsmaskinitnext ->
  * qsmaskinit), then set every node's qsmask root first, so that a child
@@ -330,6 +390,12 @@ void rcu_gp_init_tree(unsigned long gps)
 	if (rcu_state.tree_next)
 		rcu_tree_install_locked();
 	t = rcu_tree();
+	/* Tasks on worker lists to their leaves, after gp_seq says "in
+	 * progress" (src/task_blocked.c, T1): from here on every task
+	 * switched out inside a section is on a node list, where ->gp_tasks
+	 * below sees it. */
+	if (rcu_task_hooks)
+		rcu_task_hooks->promote_locked(t);
 	for (int i = 0; i < t->levels - 1; i++)
 		for (int j = 0; j < t->level_cnt[i]; j++)
 			t->nodes[t->level_first[i] + j].qsmaskinit = 0;
@@ -345,27 +411,17 @@ void rcu_gp_init_tree(unsigned long gps)
 				if (rnp->qsmaskinit)
 					t->active[t->nr_active++] = j;
 			}
-			if (rnp->qsmaskinit && rnp->parent)
+			/* A leaf with blocked tasks counts as online even with
+			 * no online slot (the kernel's wait_blkd_tasks): the
+			 * tasks' unlocks report it. */
+			if ((rnp->qsmaskinit || (i == t->levels - 1 && leaf_has_tasks(rnp))) &&
+			    rnp->parent)
 				rnp->parent->qsmaskinit |= rnp->grpmask;
 		}
 	}
-	/* Nobody online: the GP is over as soon as it starts. */
-	atomic_store_explicit(&rcu_state.gp_root_done, t->nodes[0].qsmaskinit == 0,
-			      memory_order_relaxed);
-	for (int n = 0; n < t->nr_nodes; n++) {
-		struct rcu_node *rnp = &t->nodes[n];
-
-		/* Nothing online below: its qsmask is already 0 (the last GP
-		 * ended with every node empty) and stays so. */
-		if (!rnp->qsmaskinit && n)
-			continue;
-		pthread_mutex_lock(&rnp->lock);
-		rnp->qsmask = rnp->qsmaskinit;
-		rnp->gp_seq = gps;
-		rnp->snap_valid = 0;
-		rnp->snap_pre = 0;
-		pthread_mutex_unlock(&rnp->lock);
-	}
+	atomic_store_explicit(&rcu_state.gp_root_done, false, memory_order_relaxed);
+	for (int n = 0; n < t->nr_nodes; n++)
+		rcu_gp_init_node(t, n, gps);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 }
 

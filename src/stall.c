@@ -139,18 +139,22 @@ void rcu_check_stall(void)
 		  RCU_SEQ_CTR_SHIFT;
 	struct stall_arg sa = { .n = 0 };
 	char msg[512], name[32];
-	int cs;
+	int cs, ntasks;
 
 	if (now < rcu_state.next_stall_ns)
 		return;
 	rcu_state.next_stall_ns = now + 3 * TUN(stall_timeout_ms) * 1000000L;
 	stall_collect(&sa);
-	if (!sa.total)
-		return;
-	atomic_fetch_add_explicit(&rcu_state.n_stall, 1, memory_order_relaxed);
 	/* The GP driver holds gp_mutex: no cancellation may act in fopen(),
 	 * fputs() or the application's hook (internal.h). */
 	cs = sys_cancel_disable();
+	/* Tasks switched out inside their sections (src/task.c). */
+	ntasks = rcu_task_hooks ? rcu_task_hooks->stall_print(gp, now, stall_emit) : 0;
+	if (!sa.total && !ntasks) {
+		sys_cancel_restore(cs);
+		return;
+	}
+	atomic_fetch_add_explicit(&rcu_state.n_stall, 1, memory_order_relaxed);
 	for (int i = 0; i < sa.n; i++) {
 		thread_name(sa.h[i].tid, name, sizeof(name));
 		snprintf(msg, sizeof(msg),

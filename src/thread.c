@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "task.h"   /* rcu_watching_enter()/exit() */
 
 __thread struct trcu_reader trcu_reader_tls = { .nest_flags = TRCU_RF_UNREG };
 
@@ -249,6 +250,10 @@ static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t)
 {
 	int slot = t->slot;
 
+	/* A task still switched in: out first, queued if inside a section
+	 * (its depth is in this thread's nest_flags until then). */
+	if (rcu_task_hooks)
+		rcu_task_hooks->worker_exit(t);
 	/* Before the registration test: a section on a thread that is not
 	 * registered (before the library's init) is a section too. */
 	if (rcu_nesting(r) > t->depth_bias)
@@ -259,10 +264,17 @@ static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t)
 	if (t->depth_bias)
 		rcu_internal_qsbr_offline(t);
 	/* From here a handler's section on this thread takes the slow path
-	 * (and, ->busy, the emergency one): the slot is about to go. */
-	__atomic_store_n(&r->nest_flags, TRCU_RF_UNREG, __ATOMIC_RELAXED);
+	 * (and, ->busy, the emergency one): the slot is about to go.  A
+	 * worker of task readers stays one (TRCU_RF_TASK, include/treercu/rcu.h). */
+	__atomic_store_n(&r->nest_flags,
+			 TRCU_RF_UNREG | (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_TASK),
+			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&rcu_state.ofl_lock);
+	/* Its blocked list to its leaf, before the slot goes offline: the
+	 * tasks keep blocking grace periods there. */
+	if (rcu_task_hooks)
+		rcu_task_hooks->worker_offline_locked(t);
 	slot_online_locked(slot, false);
 	/* A GP may be waiting on this slot: the thread is quiescent for good. */
 	rcu_report_qs_slot(slot, true);
@@ -300,6 +312,10 @@ static void thread_exit_destructor(void *arg)
 	 * end is an emergency one, and never registers the thread again
 	 * (its slot would outlive the thread). */
 	rcu_busy_enter();
+	/* A worker that exits with a task switched in: the task's section
+	 * (in this thread's nest_flags) is queued, not this thread's. */
+	if (rcu_task_hooks)
+		rcu_task_hooks->worker_exit(t);
 	if (rcu_nesting(r) > t->depth_bias) {
 		sys_warn("thread %d exited inside an RCU read-side critical section "
 			  "(nesting depth %u); treating it as quiescent",
@@ -409,6 +425,16 @@ static void watching_exit(struct trcu_reader *r, unsigned long add)
 		trcu_report_qs_slow(r);
 }
 
+void rcu_watching_enter(struct trcu_reader *r)
+{
+	watching_enter(r);
+}
+
+void rcu_watching_exit(struct trcu_reader *r)
+{
+	watching_exit(r, 1);
+}
+
 /* ---- Emergency sections ----------------------------------------------------- */
 
 /*
@@ -497,7 +523,8 @@ void trcu_read_lock_slow(struct trcu_reader *r)
 	} else if (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_UNREG) {
 		/* A signal handler registered this thread after the inline
 		 * lock read nest_flags: keep the flags registration set. */
-		__atomic_store_n(&r->nest_flags, (rcu_state.fenced ? TRCU_RF_FENCED : 0) | 1,
+		__atomic_store_n(&r->nest_flags, (rcu_state.fenced ? TRCU_RF_FENCED : 0) |
+				 (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_TASK) | 1,
 				 __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
@@ -672,6 +699,8 @@ void rcu_check_blocking_allowed(const char *what)
 {
 	unsigned int depth = rcu_section_depth();
 
+	if (rcu_task_hooks)
+		rcu_task_hooks->check_blocking(&rcu_thread_tls, what);
 	if (depth)
 		sys_die("%s called inside an RCU read-side critical section (nesting depth "
 			 "%u): it would wait for itself forever", what, depth);

@@ -71,6 +71,17 @@ extern "C" {
  * registration, unregistration or library initialisation it interrupted,
  * counted in a global instead of the thread's slot (src/thread.c). */
 #define TRCU_RF_EMERG  (1UL << 36)
+/* A worker of task readers (<treercu/task.h>): set at the thread's first
+ * trcu_task_switch_in() and kept for the thread's life, registrations
+ * included.  Task code may run a plain rcu_read_lock() through a thread
+ * pointer the compiler computed before a switch that moved the task to
+ * another worker: the nest_flags it then loads are a worker's, which carry
+ * this flag, so the inline code stores nothing and goes out of line, where
+ * the thread is read afresh. */
+#define TRCU_RF_TASK   (1UL << 37)
+/* A worker whose task resumed inside a section it was switched out of (the
+ * task's list entry holds the grace periods; include/treercu/task.h). */
+#define TRCU_RF_TASK_BLOCKED (1UL << 38)
 
 /*
  * Per-thread reader state, one per thread, in TLS, on its own cache line:
@@ -137,6 +148,11 @@ TRCU_API void trcu_read_unlock_slow(struct trcu_reader *r);
 TRCU_API void trcu_report_qs_slow(struct trcu_reader *r);
 TRCU_API void trcu_quiescent_state_slow(struct trcu_reader *r);
 TRCU_API void trcu_unbalanced_unlock(struct trcu_reader *r) __attribute__((noreturn));
+/* On a worker of task readers (TRCU_RF_TASK), src/task.c: they act on the
+ * task switched in now, or on the thread's own section. */
+TRCU_API void trcu_read_lock_task(void);
+TRCU_API void trcu_read_unlock_task(void);
+TRCU_API bool trcu_read_lock_held_task(void);
 
 /*
  * trcu_read_lock: enter a read-side critical section.
@@ -186,7 +202,7 @@ static inline void trcu_read_lock(void)
 #endif
 		/* Pairs with sys_gp_mb() at GP start (membarrier). */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) != 0)) {
+	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) != 0 && !(nf & TRCU_RF_TASK))) {
 		/* Nested, or an online QSBR thread. */
 		__atomic_store_n(&r->nest_flags, nf + 1, __ATOMIC_RELAXED);
 		/* Signal handlers: nesting before the ->watching check. */
@@ -196,6 +212,10 @@ static inline void trcu_read_lock(void)
 		 * registration): make it odd out of line. */
 		if (TRCU_UNLIKELY(!(__atomic_load_n(&r->watching, __ATOMIC_RELAXED) & 1)))
 			trcu_read_lock_nested_slow(r);
+	} else if (nf & TRCU_RF_TASK) {
+		/* A worker of task readers: r may be another worker's (a
+		 * switch since it was computed); store nothing through it. */
+		trcu_read_lock_task();
 	} else {
 		/* Unregistered, fenced, blocked, or an offline QSBR thread. */
 		__atomic_store_n(&r->nest_flags, nf + 1, __ATOMIC_RELAXED);
@@ -238,8 +258,10 @@ static inline void trcu_read_unlock(void)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (TRCU_UNLIKELY(__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED)))
 			trcu_report_qs_slow(r);
-	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) > 1)) {
+	} else if (TRCU_LIKELY((nf & TRCU_NEST_MASK) > 1 && !(nf & TRCU_RF_TASK))) {
 		__atomic_store_n(&r->nest_flags, nf - 1, __ATOMIC_RELAXED);
+	} else if (nf & TRCU_RF_TASK) {
+		trcu_read_unlock_task();       /* worker of task readers (see lock) */
 	} else if ((nf & TRCU_NEST_MASK) == 1) {
 		trcu_read_unlock_slow(r);      /* fenced, QSBR, blocked, emergency */
 	} else {
@@ -251,7 +273,11 @@ static inline void trcu_read_unlock(void)
  * (a QSBR thread that is online always is). */
 static inline bool trcu_read_lock_held(void)
 {
-	return (__atomic_load_n(&trcu_reader_tls.nest_flags, __ATOMIC_RELAXED) & TRCU_NEST_MASK) != 0;
+	unsigned long nf = __atomic_load_n(&trcu_reader_tls.nest_flags, __ATOMIC_RELAXED);
+
+	if (TRCU_UNLIKELY(nf & TRCU_RF_TASK))
+		return trcu_read_lock_held_task();   /* the task's section counts */
+	return (nf & TRCU_NEST_MASK) != 0;
 }
 
 /* ---- Pointer publication ------------------------------------------------ */
