@@ -1,7 +1,8 @@
 # The treercu tool's sources and extras, included after its target is
 # defined.  The sources by purpose:
 #   common/       helpers every subcommand uses: option tables and parsing,
-#                 time, statistics, tables, JSON, progress, PNG plots
+#                 time, statistics, tables, JSON, progress, PNG plots, the
+#                 fiber runtime of the task-reader tools
 #   bench/        benchmarks beside liburcu (refscale, scale, callbacks, wq),
 #                 the peers they compare (peers.h: treercu, liburcu's
 #                 flavors, ck_epoch) with their workloads (peers), and the
@@ -19,6 +20,7 @@ target_sources(treercu-tool PRIVATE
   ${d}/common/json.c
   ${d}/common/run.c
   ${d}/common/plot.c
+  ${d}/common/fiber.c
   ${d}/bench/liburcu_glue.c
   ${d}/bench/refscale.c
   ${d}/bench/scale.c
@@ -32,13 +34,17 @@ target_sources(treercu-tool PRIVATE
   ${d}/experiments/wake_from_gp_latency.c
   ${d}/experiments/wake_from_gp_plot.c
   ${d}/experiments/wake_from_gp_callbacks.c
+  ${d}/experiments/blocked_task_lists.c
   ${d}/torture/torture.c
   ${d}/torture/pipeline.c
   ${d}/torture/callbacks.c
   ${d}/torture/inject.c
+  ${d}/torture/tasks.c
 )
 target_include_directories(treercu-tool PRIVATE ${d}/common ${d}/bench ${d}/experiments ${d}/torture
                            ${CMAKE_CURRENT_BINARY_DIR}/tools)
+# Task readers' internal statistics and test switches (src/task.h).
+target_include_directories(treercu-tool PRIVATE ${PROJECT_SOURCE_DIR}/src)
 # The goals (bench/goals.tsv) become a C string in tool_goals.h; editing the
 # file reconfigures, and file(CONFIGURE) rewrites the header only when the
 # text changed.

@@ -13,6 +13,8 @@ static const struct tool_cmd seeds[] = {
 	  cmd_seed000, seed000_opts, NULL, 0 },
 	{ "001", "workqueue wake-up placement against the seed's figures (seed 001)",
 	  seeds_001, wq_opts, NULL, 0 },
+	{ "002", "task readers: per-worker blocked lists against node lists and fanout_leaf=1 (seed 002)",
+	  seeds_002, seed002_opts, NULL, 0 },
 	{ "003", "64 threads calling synchronize_rcu(): latency histograms per wake path (seed 003)",
 	  seeds_003, seed003_opts, NULL, 0 },
 	{ "004", "synchronize_rcu() behind K queued callbacks, per wake path (seed 004)",
@@ -30,7 +32,7 @@ static const struct tool_cmd cmds[] = {
 	  cmd_scale, scale_opts, NULL, 0 },
 	{ "peers", "deferred free and a read-mostly hash map, treercu vs liburcu and ck_epoch",
 	  cmd_peers, peers_opts, NULL, 0 },
-	{ "seeds", "rerun a seed's experiment: seeds 000|001|003|004",
+	{ "seeds", "rerun a seed's experiment: seeds 000|001|002|003|004",
 	  NULL, NULL, seeds, NELEM(seeds) },
 	{ "wq", "workqueue benchmark (seed 001)", cmd_wq, wq_opts, NULL, 0 },
 };

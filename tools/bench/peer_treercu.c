@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * treercu as a peer (peers.h): default threads and QSBR threads.  The loops
- * inline treercu's read side, as peer_liburcu.c's inline liburcu's.
+ * treercu as a peer (peers.h): default threads, QSBR threads, and task
+ * readers (each reader thread a worker with one task switched in, reading
+ * with trcu_task_read_lock(t)).  The loops inline treercu's read side, as
+ * peer_liburcu.c's inline liburcu's.
  */
 #include <treercu/rcu.h>
+#include <treercu/task.h>
 
 #include "common.h"
 #include "peers.h"
@@ -142,5 +145,59 @@ const struct peer_ops peer_treercu_qsbr = {
 	.read_lock = tr_qsbr_read_lock, .read_unlock = tr_qsbr_read_unlock,
 	.quiescent_state = tr_quiescent, .refscale_loop = tr_refscale_qsbr,
 	.busy_reader = tr_busy_qsbr, .synchronize = tr_synchronize, .retire = tr_retire,
+	.barrier = tr_barrier, .head_size = tr_head_size,
+};
+
+/* ---- Task readers ---------------------------------------------------------- */
+
+static __thread struct trcu_task tr_task;
+
+static void tr_register_task(void)
+{
+	trcu_register_thread();
+	trcu_task_init(&tr_task, 0, "peer");
+	trcu_task_switch_in(&tr_task);
+}
+
+static void tr_unregister_task(void)
+{
+	trcu_task_switch_out(&tr_task);
+	trcu_task_exit(&tr_task);
+	trcu_unregister_thread();
+}
+
+static void tr_task_read_lock(void)
+{
+	trcu_task_read_lock(&tr_task);
+}
+
+static void tr_task_read_unlock(void)
+{
+	trcu_task_read_unlock(&tr_task);
+}
+
+static __attribute__((noinline)) void tr_refscale_task(unsigned long nbatch)
+{
+	struct trcu_task *t = &tr_task;
+
+	REFSCALE_LOOP(nbatch, trcu_task_read_lock(t), trcu_task_read_unlock(t), (void)0);
+}
+
+static __attribute__((noinline)) unsigned long tr_busy_task(const int *stop)
+{
+	struct trcu_task *t = &tr_task;
+	unsigned long n = 0;
+
+	BUSY_READER_LOOP(stop, trcu_task_read_lock(t), trcu_task_read_unlock(t), n);
+	return n;
+}
+
+const struct peer_ops peer_treercu_task = {
+	.name = "treercu task", .id = "treercu-task", .qsbr = false,
+	.thread_register = tr_register_task, .thread_unregister = tr_unregister_task,
+	.thread_offline = tr_nothing, .thread_online = tr_nothing,
+	.read_lock = tr_task_read_lock, .read_unlock = tr_task_read_unlock,
+	.quiescent_state = tr_nothing, .refscale_loop = tr_refscale_task,
+	.busy_reader = tr_busy_task, .synchronize = tr_synchronize, .retire = tr_retire,
 	.barrier = tr_barrier, .head_size = tr_head_size,
 };

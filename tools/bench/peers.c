@@ -16,6 +16,7 @@ static const struct peer_ops *const peer_all[PEER_MAX] = {
 	[PEER_LU_MB] = &peer_lu_mb,
 	[PEER_LU_BP] = &peer_lu_bp,
 	[PEER_CK] = &peer_ck,
+	[PEER_TREERCU_TASK] = &peer_treercu_task,
 };
 
 const struct peer_ops *peer_get(int i)

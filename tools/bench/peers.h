@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The peers every comparison runs: treercu (default and QSBR threads),
+ * The peers every comparison runs: treercu (default and QSBR threads, and
+ * task readers: each reader thread a worker with one task switched in),
  * liburcu (memb, qsbr, mb, bp) and Concurrency Kit's ck_epoch, each behind
  * one small table of operations, so that every benchmark loops over the
  * same list and runs the same code around each peer's primitives.
@@ -29,6 +30,7 @@ enum {
 	PEER_LU_MB,            /* liburcu mb flavor */
 	PEER_LU_BP,            /* liburcu bp flavor */
 	PEER_CK,               /* Concurrency Kit ck_epoch */
+	PEER_TREERCU_TASK,     /* treercu, each reader thread a worker with a task in */
 	PEER_MAX
 };
 
@@ -82,6 +84,7 @@ struct peer_ops {
 };
 
 extern const struct peer_ops peer_treercu, peer_treercu_qsbr;      /* peer_treercu.c */
+extern const struct peer_ops peer_treercu_task;
 extern const struct peer_ops peer_lu_memb, peer_lu_qsbr, peer_lu_mb, peer_lu_bp;
 extern const struct peer_ops peer_ck;                               /* peer_ck.c */
 
@@ -102,8 +105,9 @@ unsigned long peer_freed(void);
  * stdout); returns 0, or -1 after printing an error naming the bad id.
  */
 int peer_select(const char *list, bool sel[PEER_MAX], const char *prog);
-/* "treercu, treercu-qsbr, memb, qsbr, mb, bp, ck": for help text. */
-#define PEER_IDS "treercu, treercu-qsbr, memb, qsbr, mb, bp, ck"
+/* "treercu, treercu-qsbr, memb, qsbr, mb, bp, ck, treercu-task": for help
+ * text. */
+#define PEER_IDS "treercu, treercu-qsbr, memb, qsbr, mb, bp, ck, treercu-task"
 
 /* 0 if every built-in peer's head fits PEER_HEAD, else -1 with a message. */
 int peer_check_heads(void);

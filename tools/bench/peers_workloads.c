@@ -207,7 +207,7 @@ int peers_main(struct tool_opts *o, struct peers_result *r)
 	if (!which || peer_select(opt_str(o, "peers"), sel, "treercu peers"))
 		return 2;
 	for (int i = 0; PEER_TSAN && i < PEER_MAX; i++) {
-		if (sel[i] && i != PEER_TREERCU && i != PEER_TREERCU_QSBR) {
+		if (sel[i] && i != PEER_TREERCU && i != PEER_TREERCU_QSBR && i != PEER_TREERCU_TASK) {
 			printf("peer %s left out: ThreadSanitizer cannot see its grace periods\n",
 			       peer_get(i)->name);
 			sel[i] = false;

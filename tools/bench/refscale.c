@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * refscale: ns per read-side lock/unlock pair for every peer (peers.h:
- * treercu default and QSBR threads, liburcu memb/qsbr/mb/bp, ck_epoch's
- * begin/end), 1 and 2 readers, in the same run.  Every peer runs the same
+ * treercu default and QSBR threads and task readers, liburcu
+ * memb/qsbr/mb/bp, ck_epoch's begin/end), 1 and 2 readers, in the same run.  Every peer runs the same
  * loop shape (REFSCALE_LOOP in common.h), with its read side inlined;
  * repeats are interleaved and summarised by their median.
  */
@@ -151,6 +151,7 @@ static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscal
 		res->memb_ns[k] = res->ns[PEER_LU_MEMB][k];
 		res->qsbr_ns[k] = res->ns[PEER_LU_QSBR][k];
 		res->trcu_qsbr_ns[k] = res->ns[PEER_TREERCU_QSBR][k];
+		res->trcu_task_ns[k] = res->ns[PEER_TREERCU_TASK][k];
 	}
 	json_end(j, ']');
 }
@@ -201,6 +202,9 @@ int refscale_main(struct tool_opts *o, struct refscale_result *res)
 	       "state once per %d pairs\n",
 	       res->trcu_ns[0] / res->memb_ns[0], res->trcu_ns[1] / res->memb_ns[1],
 	       REFSCALE_BATCH);
+	if (!isnan(res->trcu_task_ns[0]) && !isnan(res->trcu_ns[0]))
+		printf("ratio treercu task/treercu thread: %.2fx (1 reader), %.2fx (2 readers)\n",
+		       res->trcu_task_ns[0] / res->trcu_ns[0], res->trcu_task_ns[1] / res->trcu_ns[1]);
 	rc = json_close(&j) ? 1 : 0;
 	free(c);
 	return rc;

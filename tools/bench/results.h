@@ -13,6 +13,7 @@
 
 struct refscale_result {
 	double trcu_ns[2], memb_ns[2], qsbr_ns[2], trcu_qsbr_ns[2]; /* [readers-1] */
+	double trcu_task_ns[2];   /* task readers (trcu_task_read_lock(t)) */
 	double ns[PEER_MAX][2];   /* [peer (peers.h)][readers-1]; NAN: not run */
 };
 /* top_pct: the busiest caller's share of the calls (fair: 100 / callers). */

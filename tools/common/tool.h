@@ -92,6 +92,7 @@ const char *tool_out_path(const struct tool_opts *o, const char *stem, const cha
 extern const struct tool_opt torture_opts[], refscale_opts[], scale_opts[], wq_opts[];
 extern const struct tool_opt seed000_opts[], seed003_opts[], seed004_opts[], quick_opts[];
 extern const struct tool_opt peers_opts[];
+extern const struct tool_opt seed002_opts[];
 
 int cmd_torture(struct tool_opts *o);
 int cmd_refscale(struct tool_opts *o);
@@ -101,6 +102,7 @@ int cmd_wq(struct tool_opts *o);
 int cmd_quick(struct tool_opts *o);
 int cmd_peers(struct tool_opts *o);
 int seeds_001(struct tool_opts *o);
+int seeds_002(struct tool_opts *o);   /* experiments/blocked_task_lists.c */
 int seeds_003(struct tool_opts *o);   /* experiments/wake_from_gp_latency.c */
 int seeds_004(struct tool_opts *o);
 

@@ -87,13 +87,7 @@ static void read_delay(struct rd *r)
 		sched_yield();
 }
 
-struct read_cookie {
-	bool full;
-	unsigned long c;
-	struct trcu_gp_oldstate fc;
-};
-
-static void cookie_take(struct read_cookie *k, bool full)
+void tt_cookie_take(struct read_cookie *k, bool full)
 {
 	k->full = full;
 	if (full)
@@ -102,7 +96,7 @@ static void cookie_take(struct read_cookie *k, bool full)
 		k->c = get_state_synchronize_rcu();
 }
 
-static bool cookie_done(struct read_cookie *k)
+bool tt_cookie_done(struct read_cookie *k)
 {
 	return k->full ? poll_state_synchronize_rcu_full(&k->fc) : poll_state_synchronize_rcu(k->c);
 }
@@ -133,7 +127,7 @@ void tt_one_read(struct rd *r)
 	else
 		rcu_read_lock();
 	started = trcu_gp_seq();
-	cookie_take(&k, r->reads & 1);
+	tt_cookie_take(&k, r->reads & 1);
 	p = tt_read_pick(r);
 	if (!p) {
 		if (free_pair)
@@ -153,7 +147,7 @@ void tt_one_read(struct rd *r)
 		tt_fail(E_REUSE);
 	tt_check_elem(p);
 	completed = trcu_gp_seq();
-	if (cookie_done(&k))
+	if (tt_cookie_done(&k))
 		tt_fail(E_COOKIE);              /* a whole GP ended inside the section */
 	if (free_pair)
 		trcu_qsbr_read_unlock();

@@ -29,6 +29,12 @@
  * invoked within --fwd-max-gps grace periods after the flood ended and that
  * cb_max_pending bounded it.  --sync-path 0|1|2|all picks the
  * synchronize_rcu() path (normal_wake_from_gp); "all" rotates it every 100 ms.
+ *
+ * Task readers (torture/tasks.c): fibers switched out inside their
+ * sections and moved between workers, with the blocked-list placement and
+ * fanout_leaf rotated and the workers replaced now and then.  `--busted 3`
+ * makes grace periods skip the promotion of the worker lists: the run must
+ * fail.
  */
 #define _GNU_SOURCE   /* pthread_timedjoin_np */
 #include <dirent.h>
@@ -128,6 +134,7 @@ static void start_all(struct tt_threads *th)
 		spawn(th, fwd_fn, NULL);
 	if (th->rd)
 		start_injectors(th, &th->rd[nrd]);
+	start_task_readers();
 }
 
 /* Wait out the run; false if the writer stopped making progress. */
@@ -144,6 +151,7 @@ static bool run_for(double duration, double stall_s)
 		sleep_ns(50000000);
 		rotate_path(now_ns() - t0);
 		rotate_inject(now_ns() - t0);
+		rotate_task_knobs(now_ns() - t0);
 		if (u != last) {
 			last = u;
 			last_t = now_ns();
@@ -163,6 +171,7 @@ static bool join_all(struct tt_threads *th, double timeout_s)
 {
 	struct timespec ts;
 
+	stop_task_readers();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += (time_t)timeout_s;
 	for (int i = 0; i < th->n; i++) {
@@ -324,7 +333,8 @@ static void report(double duration, unsigned long failures, const struct trcu_st
 	printf("\ntorture: %.1f s, %ld readers, %ld QSBR readers, %ld churn threads, "
 	       "1 writer, %ld fake writers%s\n", duration, tt.readers, tt.qsbr_readers,
 	       tt.churners, tt.fakewriters, tt.busted == 1 ? " (BUSTED: writer skips GPs)" :
-	       tt.busted == 2 ? " (BUSTED: callbacks run at once)" : "");
+	       tt.busted == 2 ? " (BUSTED: callbacks run at once)" :
+	       tt.busted == 3 ? " (BUSTED: worker lists never promoted)" : "");
 	printf("ver: %lu tfle: %lu nt: %llu churn: %lu", atomic_load(&tt.updates),
 	       tt.freelist_empty, (unsigned long long)tt.reads, atomic_load(&tt.churns));
 	for (int e = 0; e < E_NTYPES; e++)
@@ -342,6 +352,7 @@ static void report(double duration, unsigned long failures, const struct trcu_st
 		printf(" %s %lu", path_name[i], atomic_load(&tt.sync_calls[i]));
 	printf("\n");
 	cb_report();
+	task_report();
 	inj_report(st);
 	printf("treercu: gp_completed %lu (caller-driven %lu, kthread %lu) fqs_scans %lu "
 	       "stall_warnings %lu fenced %d\n", st->gp_completed, st->gp_driven_by_caller,
@@ -469,9 +480,17 @@ const struct tool_opt torture_opts[] = {
 	       "short-lived reader threads that register and unregister or just exit"),
 	TOPT_N("stall", "SEC", "seconds", 1, 3600, 30, 30,
 	       "no progress for this long counts as a stall (failure)"),
-	TOPT_I("busted", "0|1|2", "mode", 0, 2, 0, 0,
+	TOPT_I("busted", "0|1|2|3", "mode", 0, 3, 0, 0,
 	       "break RCU on purpose to show the checks fire (1: the writer skips its "
-	       "grace periods, 2: callbacks run at once); the run must then fail"),
+	       "grace periods, 2: callbacks run at once, 3: grace periods do not promote "
+	       "the task readers' worker lists); the run must then fail"),
+	TOPT_I("task-readers", "N", "fibers", 0, 1024, 16, 8,
+	       "task readers: fibers switched out inside their sections and moved between "
+	       "workers (include/treercu/task.h)"),
+	TOPT_I("task-workers", "N", "threads", 1, 16, 2, 2, "worker threads of the task readers"),
+	TOPT_I("task-rotate", "0|1", "boolean", 0, 1, 1, 1,
+	       "1: rotate per_worker_blocked_lists every 100 ms and fanout_leaf (1 and back) "
+	       "every 300 ms"),
 	TOPT_I("cb-writers", "N", "threads", 0, MAX_CBW, 1, 1, "call_rcu() writer threads"),
 	TOPT_I("barrier", "0|1", "boolean", 0, 1, 1, 1, "1: check rcu_barrier() too"),
 	TOPT_I("fwd", "0|1", "boolean", 0, 1, 1, 1,
@@ -556,6 +575,13 @@ static bool torture_opts_read(struct tool_opts *o, double *duration, double *sta
 	opt_long(o, "churn", &tt.churners);
 	opt_double(o, "stall", stall_s);
 	opt_long(o, "busted", &tt.busted);
+	opt_long(o, "task-readers", &tk.readers);
+	opt_long(o, "task-workers", &tk.workers);
+	opt_long(o, "task-rotate", &tk.rotate);
+	if (tt.busted == 3 && !tk.readers) {
+		fprintf(stderr, "treercu torture: --busted 3 needs task readers (--task-readers)\n");
+		return false;
+	}
 	opt_long(o, "cb-writers", &cbt.writers);
 	opt_long(o, "barrier", &cbt.barrier);
 	opt_long(o, "fwd", &cbt.fwd);

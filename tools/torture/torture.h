@@ -117,6 +117,25 @@ struct rd {
 	uint64_t pipe[PIPE_LEN + 1], batch[PIPE_LEN + 1], reads;
 };
 
+/* A grace-period cookie taken inside a section: done before the unlock
+ * means a whole grace period ended inside it. */
+struct read_cookie {
+	bool full;
+	unsigned long c;
+	struct trcu_gp_oldstate fc;
+};
+
+/* Task readers (torture/tasks.c). */
+struct frt;
+struct tk_state {
+	long readers, workers;           /* fibers and their worker threads */
+	long rotate;                     /* rotate placement and fanout_leaf */
+	long fl_saved, pl_saved;         /* their values before the run */
+	struct frt *frt;
+	_Atomic unsigned long switches_in;  /* switched out inside a section */
+};
+extern struct tk_state tk;
+
 
 /* ---- Fault injectors ---------------------------------------------------------
  *
@@ -200,6 +219,8 @@ void tt_pool_init(void);                           /* every element free, zeroed
 void tt_park_if_quiet(void);                       /* GP requesters park for fwd_prog */
 void *reader_fn(void *arg);
 void *churn_fn(void *arg);
+void tt_cookie_take(struct read_cookie *k, bool full);  /* a GP cookie in a section */
+bool tt_cookie_done(struct read_cookie *k);        /* ... done: a GP ended inside */
 void *writer_fn(void *arg);
 void *fakewriter_fn(void *arg);
 
@@ -210,6 +231,12 @@ void *barrier_fn(void *arg);
 void *fwd_fn(void *arg);
 void cb_final_check(void);                         /* every queued callback ran */
 void cb_cleanup(void);
+
+/* torture/tasks.c: task readers */
+void start_task_readers(void);
+void rotate_task_knobs(uint64_t elapsed_ns);
+void stop_task_readers(void);
+void task_report(void);
 
 /* torture/inject.c: fault injectors */
 void sig_install(void);
