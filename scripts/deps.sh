@@ -9,8 +9,11 @@ set -euo pipefail
 need=()
 # g++ and clang: the C++ header's tests and the public headers' compile
 # matrix build with both (tests/api/CMakeLists.txt), and scripts/test.sh has a
-# clang build; binutils: objdump, objcopy, nm.
-for p in cmake gcc g++ clang binutils make liburcu-dev libck-dev valgrind zlib1g-dev; do
+# clang build; binutils: objdump, objcopy, nm; gcc-aarch64-linux-gnu and
+# python3: the arm64 check of the task read side's code
+# (scripts/check-task-readside.sh, skipped without them).
+for p in cmake gcc g++ clang binutils make liburcu-dev libck-dev valgrind zlib1g-dev \
+         gcc-aarch64-linux-gnu python3; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 # pkg-config: the package of that name, or pkgconf, which provides it.
