@@ -363,9 +363,16 @@ static void enqueue_node(struct trcu_task *t, int slot)
 /* The seed's fast path: no GP in progress, the worker's own list. */
 static bool enqueue_worker(struct trcu_task *t, int slot)
 {
-	struct task_blkd *b = blkd_get(slot);
+	struct task_blkd *b;
 	unsigned long gs;
-	long t0 = blkd_lock(b);
+	long t0;
+
+	/* A GP in progress already: the node, without the worker lock (the
+	 * node path is right at any time; only "idle" needs T1 below). */
+	if (rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed)))
+		return false;
+	b = blkd_get(slot);
+	t0 = blkd_lock(b);
 
 	if (atomic_load_explicit(&rcu_task_test_naive_order, memory_order_relaxed)) {
 		/* Tests only: the order T1 forbids. */
