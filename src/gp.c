@@ -26,38 +26,33 @@
 #include "test_hooks.h"
 
 /*
- * An online QSBR holdout reports its own quiescent state: ask it at once.
- * Its next rcu_quiescent_state() (or going offline) sees ->need_qs and
- * reports through its leaf's lock, which is valid whenever it happens:
- * taking the lock that this GP's init released orders the thread's next
- * section after the GP start (so after every update that preceded it), and
- * releasing it orders the previous section before the GP end (the QSBR
- * ordering, docs/design.md).  A QSBR thread is never waited for by
- * scanning alone: the scans (pause-spins, the membarrier that arms
- * ->need_qs) cannot make it run its next quiescent state sooner, and with
- * every CPU busy they keep a preempted one from running.
- * TRCU_RF_QSBR is the owner's flag, read as a hint: arming a thread that
- * just went offline costs it one report, and one that just came online
- * unarmed is armed by the next scan.
+ * An online QSBR holdout reports its own quiescent state when asked: its
+ * next rcu_quiescent_state() (or going offline) sees ->need_qs and reports
+ * through its leaf's lock, which is valid whenever it happens: taking the
+ * lock that this GP's init released orders the thread's next section after
+ * the GP start (so after every update that preceded it), and releasing it
+ * orders the previous section before the GP end (the QSBR ordering,
+ * docs/design.md).  So it is asked without a membarrier, when the driver is
+ * about to sleep (arm); while the driver spins it is not asked, so that its
+ * quiescent states cost it nothing but the store a scan sees.
+ * TRCU_RF_QSBR is the owner's flag, read as a hint: asking a thread that
+ * just went offline costs it one report, and one that just came online is
+ * asked at the next sleep.  Returns whether r is such a holdout.
  */
-static bool rcu_qsbr_holdout_arm(struct rcu_thread *r)
+static bool rcu_qsbr_holdout(struct rcu_thread *r, bool arm)
 {
 	if (r == rcu_state.driver ||
 	    !(__atomic_load_n(&r->rdr->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_QSBR))
 		return false;
 	/* Under the leaf lock, after this GP's init: the report's lock
-	 * acquisition pairs with it (above).  Seen by the reader's next
-	 * quiescent state: at the latest after the GP-start membarrier when
-	 * armed in the prescan (the barrier pairs with the compiler barrier
-	 * before the ->need_qs load in trcu_quiescent_state()); liveness
-	 * only, as the report's ordering comes from the lock. */
-	if (!__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED))
+	 * acquisition pairs with it (above).  No membarrier: liveness only,
+	 * the store reaches the thread's next quiescent states. */
+	if (arm && !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED))
 		__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
 	return true;
 }
 
-/* Snapshot every holdout's ->watching before the GP-start membarrier, and
- * ask the online QSBR ones to report. */
+/* Snapshot every holdout's ->watching before the GP-start membarrier. */
 static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
 {
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
@@ -69,8 +64,6 @@ static void rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
 		leaf->snap[i] = __atomic_load_n(&t->rdr->watching, __ATOMIC_ACQUIRE);
 		leaf->snap_valid |= 1UL << i;
 		leaf->snap_pre |= 1UL << i;
-		if (leaf->snap[i] & 1)
-			rcu_qsbr_holdout_arm(t);
 	}
 	pthread_mutex_unlock(&leaf->lock);
 }
@@ -199,6 +192,7 @@ static void rcu_gp_init(void)
 
 struct fqs_arg {
 	bool arm;       /* set ->need_qs on holdouts */
+	bool arm_qsbr;  /* set it on online QSBR holdouts (no membarrier) */
 	int armed;      /* how many were newly armed */
 	int waiting;    /* holdouts that are not QSBR threads asked to report */
 };
@@ -222,7 +216,7 @@ static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 		if (rcu_watching_qs(leaf, i, __atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE),
 				    &dirty)) {
 			mask |= 1UL << i;
-		} else if (!rcu_qsbr_holdout_arm(r)) {   /* QSBR: reports itself */
+		} else if (!rcu_qsbr_holdout(r, fa->arm || fa->arm_qsbr)) {
 			fa->waiting++;
 			if (fa->arm && r != rcu_state.driver &&
 			    !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED)) {
@@ -238,11 +232,12 @@ static void rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 	rcu_report_qs_rnp(mask, leaf, dirty);
 }
 
-/* One scan.  Returns how many holdouts it newly armed; *waiting (if not
- * NULL): how many holdouts are left that are not online QSBR threads. */
-static int rcu_fqs_scan(bool arm, int *waiting)
+/* One scan.  Returns how many holdouts other than online QSBR ones it newly
+ * armed; *waiting (if not NULL): how many holdouts are left that are not
+ * online QSBR threads. */
+static int rcu_fqs_scan(bool arm, bool arm_qsbr, int *waiting)
 {
-	struct fqs_arg fa = { .arm = arm };
+	struct fqs_arg fa = { .arm = arm, .arm_qsbr = arm_qsbr };
 
 	atomic_fetch_add_explicit(&rcu_state.n_fqs, 1, memory_order_relaxed);
 	rcu_for_each_holdout_leaf(rcu_fqs_leaf, &fa);
@@ -311,21 +306,39 @@ static void rcu_gp_sleep(long ticks)
  * holdout, preempted, cannot run (4 ms p50 with two busy readers on two
  * CPUs).  Then ask the holdouts to report (->need_qs + membarrier + rescan)
  * and sleep until a report empties the root or the next FQS tick.
- * Expedited: the same, with short sleeps instead of ticks.  When every
- * holdout left is an online QSBR thread, asked already to report
- * (rcu_qsbr_holdout_arm()), sleep at once: only its own quiescent state
- * can end the wait, and a driver that spins may be what keeps it off a CPU.
+ * Expedited: the same, with short sleeps instead of ticks.
+ *
+ * When every holdout left is an online QSBR thread there is nothing to
+ * arm with a membarrier: spin while spinning pays, then ask them to report
+ * (rcu_qsbr_holdout()) and sleep until the last report.  Only the thread's
+ * own quiescent state can end the wait: on a CPU of its own it comes within
+ * the spin (a sleep would add a futex wake-up from an idle CPU), but with
+ * every CPU busy the spinning driver may be what keeps it off a CPU.  So a
+ * spin that ran out with only QSBR holdouts turns spinning off for them
+ * for the next RCU_QSBR_NOSPIN_GPS grace periods (nospin), then it is
+ * tried again.
  */
-static void rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr)
+#define RCU_QSBR_NOSPIN_GPS 16
+static int qsbr_nospin;   /* GP driver only (gp_mutex held) */
+
+static void rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
 {
 	if (rcu_exp_pending())
 		rcu_state.expedited = true;  /* an expedited caller joined */
-	if (!only_qsbr && sys_now_ns() < spin_until_ns) {
+	if (!(only_qsbr && nospin) && sys_now_ns() < spin_until_ns) {
 		for (int i = 0; i < 32; i++)
 			cpu_relax();
 		return;
 	}
-	if (!only_qsbr && rcu_fqs_scan(true, NULL)) {
+	if (only_qsbr) {
+		if (!nospin)
+			qsbr_nospin = RCU_QSBR_NOSPIN_GPS;   /* the spin did not pay */
+		/* Ask them to report (rcu_qsbr_holdout()); one that passed a
+		 * quiescent state meanwhile is reported by this scan. */
+		rcu_fqs_scan(false, true, NULL);
+		if (rcu_root_qs_done())
+			return;
+	} else if (rcu_fqs_scan(true, true, NULL)) {
 		/* SB: ->need_qs stores before the holdouts' ->watching reread.
 		 * Pairs with the compiler barrier in trcu_read_unlock(). */
 		sys_gp_mb();
@@ -343,7 +356,10 @@ static bool rcu_gp_fqs_loop(bool resumed)
 {
 	long first = TUN(jiffies_till_first_fqs);
 	long spin_until;
+	bool nospin = qsbr_nospin > 0;
 
+	if (nospin)
+		qsbr_nospin--;
 	if (first > 0 && !rcu_state.expedited && !resumed)
 		rcu_gp_sleep(first);
 	spin_until = sys_now_ns() + TUN(fqs_spin_us) * 1000L;
@@ -352,7 +368,7 @@ static bool rcu_gp_fqs_loop(bool resumed)
 
 		if (rcu_root_qs_done())
 			return true;
-		rcu_fqs_scan(false, &waiting);
+		rcu_fqs_scan(false, false, &waiting);
 		if (rcu_root_qs_done())
 			return true;
 		if (rcu_gp_takeover_wanted()) {
@@ -360,7 +376,7 @@ static bool rcu_gp_fqs_loop(bool resumed)
 			return false;
 		}
 		rcu_check_stall();
-		rcu_gp_holdout_wait(spin_until, waiting == 0);
+		rcu_gp_holdout_wait(spin_until, waiting == 0, nospin);
 	}
 }
 

@@ -395,9 +395,9 @@ static inline void trcu_quiescent_state(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&r->watching, w + 2, __ATOMIC_RELAXED);
 	/* Pairs with the driver's ->need_qs store + membarrier() (for an
-	 * online QSBR holdout, the store before the GP-start membarrier:
-	 * src/gp.c, rcu_qsbr_holdout_arm()), and with sys_gp_mb() at GP
-	 * start for the next section. */
+	 * online QSBR holdout, the store alone: the report's leaf lock
+	 * orders it, src/gp.c, rcu_qsbr_holdout()), and with sys_gp_mb() at
+	 * GP start for the next section. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (TRCU_UNLIKELY(__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED)))
 		trcu_report_qs_slow(r);
