@@ -67,7 +67,7 @@ struct task_blkd {
 	int slot;
 } __attribute__((aligned(64)));
 
-static struct task_blkd *_Atomic *blkd_chunks[SLOT_MAX_CHUNKS];
+static struct task_blkd *_Atomic *_Atomic blkd_chunks[SLOT_MAX_CHUNKS];
 static pthread_mutex_t blkd_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Slots below this may have a worker list: seq_cst (T1, with the fence in
  * rcu_task_promote_locked()). */
@@ -206,9 +206,11 @@ unsigned int rcu_task_depth(const struct trcu_task *t)
 
 static struct task_blkd *blkd_slot(int slot)
 {
-	struct task_blkd *_Atomic *c = blkd_chunks[slot / SLOT_CHUNK];
+	/* Acquire (chunk and entry): pairs with the release stores in
+	 * blkd_get(). */
+	struct task_blkd *_Atomic *c = atomic_load_explicit(&blkd_chunks[slot / SLOT_CHUNK],
+							     memory_order_acquire);
 
-	/* Acquire pairs with the release in blkd_get(). */
 	return c ? atomic_load_explicit(&c[slot % SLOT_CHUNK], memory_order_acquire) : NULL;
 }
 
@@ -220,11 +222,14 @@ static struct task_blkd *blkd_get(int slot)
 	if (b)
 		return b;
 	pthread_mutex_lock(&blkd_alloc_lock);
-	if (!blkd_chunks[slot / SLOT_CHUNK]) {
-		blkd_chunks[slot / SLOT_CHUNK] = calloc(SLOT_CHUNK, sizeof(struct task_blkd *));
-		if (!blkd_chunks[slot / SLOT_CHUNK])
+	if (!atomic_load_explicit(&blkd_chunks[slot / SLOT_CHUNK], memory_order_relaxed)) {
+		struct task_blkd *_Atomic *c = calloc(SLOT_CHUNK, sizeof(*c));
+
+		if (!c)
 			sys_die("trcu_task_switch_out(): out of memory for worker %d's blocked list",
 				 sys_gettid());
+		/* Release: the zeroed chunk before its pointer (blkd_slot()). */
+		atomic_store_explicit(&blkd_chunks[slot / SLOT_CHUNK], c, memory_order_release);
 	}
 	b = blkd_slot(slot);
 	if (!b) {
