@@ -315,7 +315,9 @@ static void node_link(struct rcu_node *leaf, struct trcu_task *t, int slot)
 			leaf->blkd_tail = t;
 		leaf->blkd_head = t;
 	}
-	__atomic_store_n(&t->node, leaf, __ATOMIC_RELAXED);
+	/* Release: the leaf (of a tree a reshape may have just installed)
+	 * before the pointer; pairs with the acquire in rcu_task_dequeue(). */
+	__atomic_store_n(&t->node, leaf, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->where_kind, WHERE_NODE, __ATOMIC_RELAXED);
 }
 
@@ -587,7 +589,8 @@ void rcu_task_dequeue(struct trcu_task *t)
 	}
 	rcu_busy_enter();
 	for (;;) {
-		leaf = __atomic_load_n(&t->node, __ATOMIC_RELAXED);
+		/* Acquire: pairs with the release in node_link(). */
+		leaf = __atomic_load_n(&t->node, __ATOMIC_ACQUIRE);
 		t0 = node_lock(leaf);
 		/* A reshape moves tasks under the old and new leaf locks. */
 		if (__atomic_load_n(&t->node, __ATOMIC_RELAXED) == leaf)
