@@ -54,8 +54,9 @@ static void task_one_read(struct task_rd *tr)
 	unsigned long started, completed, seq;
 	unsigned int x = tt_rnd(&r->rng);
 
-	/* While fwd_prog's flood has asked every GP requester to park and
-	 * counts on grace periods ending, the sections stay short: a task
+	/* While fwd_prog waits for a flood's backlog to drain (it asked every
+	 * GP requester to park, and counts on grace periods ending), the
+	 * sections stay short: a task
 	 * switched out inside one holds every GP until its worker runs it
 	 * again, which a starved worker may not do for seconds. */
 	if (atomic_load(&cbt.quiet))
