@@ -18,6 +18,7 @@ experiment's other thread (the holder), another process, or nothing (idle).
 Prints the slow samples (>= MIN_US, default 100) one line each, then the
 totals and the p50/p99 of K=0 and K>0 samples.
 """
+import bisect
 import re
 import sys
 
@@ -43,6 +44,7 @@ for line in open(pscript):
     fl = dict(re.findall(r'(\w+)=(\S+)', rest))
     ev.append((t, cpu, kind, fl))
 ev.sort(key=lambda e: e[0])
+ev_t = [e[0] for e in ev]
 
 tid_comm = {}
 for _, _, kind, fl in ev:
@@ -73,53 +75,76 @@ def who(tid):
 CATS = ['offload', 'gp kthread', 'holder', 'other process', 'idle']
 
 
-def account(caller, t0, t1, spans=None):
-    """ns running / sleeping / runnable-by-category of `caller` in [t0, t1];
-    with `spans` (a list), also its (start, end, state) intervals."""
-    cur = {}            # cpu -> tid running (as of the last switch seen)
-    state, qcpu, since = 'run', None, t0
+# Per CPU, the task switched in at each switch; per thread, the events that
+# move it (switched in or out, woken, migrated): a window's state at its
+# start is looked up, not replayed from the beginning.
+cpu_sw = {}
+tid_ev = {}
+for i, (t, cpu, kind, fl) in enumerate(ev):
+    if kind == 'sched:sched_switch':
+        ts, ps = cpu_sw.setdefault(cpu, ([], []))
+        ts.append(t)
+        ps.append(int(fl['next_pid']))
+        tid_ev.setdefault(int(fl['prev_pid']), []).append(i)
+        tid_ev.setdefault(int(fl['next_pid']), []).append(i)
+    elif kind in ('sched:sched_wakeup', 'sched:sched_migrate_task'):
+        tid_ev.setdefault(int(fl['pid']), []).append(i)
+
+
+def running_at(cpu, t):
+    ts, ps = cpu_sw.get(cpu, ([], []))
+    j = bisect.bisect_right(ts, t) - 1
+    return ps[j] if j >= 0 else 0
+
+
+def step(tid, cpu, kind, fl, state, qcpu):
+    """The thread's (state, queued CPU) after one of its events."""
+    if kind == 'sched:sched_switch':
+        if int(fl['next_pid']) == tid:
+            return 'run', cpu
+        if int(fl['prev_pid']) == tid:
+            return ('wait' if fl.get('prev_state', 'S').startswith('R') else 'sleep'), cpu
+    elif kind == 'sched:sched_wakeup':
+        if state != 'run':
+            return 'wait', int(fl['target_cpu'])
+    elif kind == 'sched:sched_migrate_task':
+        return state, int(fl['dest_cpu'])
+    return state, qcpu
+
+
+def account(tid, t0, t1, spans=None):
+    """ns running / sleeping / runnable-by-category of thread `tid` in
+    [t0, t1]; with `spans` (a list), also its (start, end, state) intervals."""
     res = {'run': 0, 'sleep': 0}
     for c in CATS:
         res[c] = 0
-    # Replay everything up to t1: state before t0 from the last events.
-    last_t = t0
-
-    def charge(upto):
-        nonlocal last_t
-        a, b = max(last_t, t0), upto
-        if b > a:
+    mine = tid_ev.get(tid, [])
+    # The state at t0: from the thread's last switch before it, then the
+    # wake-ups and migrations after that switch.
+    k = bisect.bisect_left(mine, bisect.bisect_left(ev_t, t0)) - 1
+    j = k
+    while j >= 0 and ev[mine[j]][2] != 'sched:sched_switch':
+        j -= 1
+    state, qcpu = 'sleep', None
+    for m in mine[max(j, 0):k + 1]:
+        state, qcpu = step(tid, ev[m][1], ev[m][2], ev[m][3], state, qcpu)
+    if j < 0 and k < 0:
+        state = 'run'   # no event before the window: assume it was running
+    last = t0
+    for i in range(bisect.bisect_left(ev_t, t0), bisect.bisect_right(ev_t, t1)):
+        t, cpu, kind, fl = ev[i]
+        if t > last:
+            cat = state if state != 'wait' else who(running_at(qcpu, last))
             if spans is not None:
-                spans.append((a, b, state if state != 'wait' else who(cur.get(qcpu, 0))))
-            if state == 'run':
-                res['run'] += b - a
-            elif state == 'sleep':
-                res['sleep'] += b - a
-            else:
-                res[who(cur.get(qcpu, 0))] += b - a
-        last_t = upto
-
-    for t, cpu, kind, fl in ev:
-        if t > t1:
-            break
-        if t >= t0:
-            charge(t)
-        else:
-            last_t = t0
-        if kind == 'sched:sched_switch':
-            prev, nxt = int(fl['prev_pid']), int(fl['next_pid'])
-            cur[cpu] = nxt
-            if prev == caller:
-                st = fl.get('prev_state', 'S')
-                state = 'wait' if st.startswith('R') else 'sleep'
-                qcpu = cpu
-            if nxt == caller:
-                state, qcpu = 'run', cpu
-        elif kind == 'sched:sched_wakeup' and int(fl['pid']) == caller:
-            if state != 'run':
-                state, qcpu = 'wait', int(fl['target_cpu'])
-        elif kind == 'sched:sched_migrate_task' and int(fl['pid']) == caller:
-            qcpu = int(fl['dest_cpu'])
-    charge(t1)
+                spans.append((last, t, cat))
+            res[cat] += t - last
+            last = t
+        state, qcpu = step(tid, cpu, kind, fl, state, qcpu)
+    if t1 > last:
+        cat = state if state != 'wait' else who(running_at(qcpu, last))
+        if spans is not None:
+            spans.append((last, t1, cat))
+        res[cat] += t1 - last
     return res
 
 
