@@ -411,6 +411,9 @@ static void fwd_round(void)
 	atomic_store(&cbt.fwd_gp_end, 0);
 	cbt.fwd_parked_at_end = 0;
 	memset(cbt.fwd_tl, 0, sizeof(cbt.fwd_tl));
+	/* Task readers keep their sections short from here to the drain's
+	 * end (torture/tasks.c). */
+	atomic_store(&cbt.flooding, 1);
 	trcu_get_stats(&st0);
 	n = fwd_flood(cbt.fwd_s, &peak);
 	trcu_get_stats(&st_end);
@@ -424,6 +427,7 @@ static void fwd_round(void)
 	trcu_get_stats(&st1);
 	rcu_barrier();
 	atomic_store(&cbt.quiet, 0);
+	atomic_store(&cbt.flooding, 0);
 	cbt.fwd_pushback += (unsigned long)(st1.cbs_pushback - st0.cbs_pushback);
 	gps = fwd_gps(gp_end);
 	cut = tt_stopping();          /* once: the run may end meanwhile */

@@ -54,12 +54,12 @@ static void task_one_read(struct task_rd *tr)
 	unsigned long started, completed, seq;
 	unsigned int x = tt_rnd(&r->rng);
 
-	/* While fwd_prog waits for a flood's backlog to drain (it asked every
-	 * GP requester to park, and counts on grace periods ending), the
-	 * sections stay short: a task
+	/* During a fwd_prog round (a call_rcu() flood whose push-back, and
+	 * then its drain, count on grace periods ending), the sections stay
+	 * short: a task
 	 * switched out inside one holds every GP until its worker runs it
 	 * again, which a starved worker may not do for seconds. */
-	if (atomic_load(&cbt.quiet))
+	if (atomic_load(&cbt.flooding))
 		x = (x & ~(8u | 16u | 32u)) | 0x200u;
 	bool plain = x & 1, nest = (x & 6) == 0;
 	struct read_cookie k;

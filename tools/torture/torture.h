@@ -91,6 +91,7 @@ struct cbt_state {
 	unsigned int ring_head;
 	struct cbelem *deferred;         /* under ring_lock: stages held back */
 	_Atomic int quiet, parked;       /* fwd_prog: grace-period requesters park */
+	_Atomic int flooding;            /* fwd_prog: a flood round is on (task readers) */
 	int requesters;
 	_Atomic unsigned long fwd_invoked, fwd_last_gp;
 	/* The drain's timeline, for a failure report: per grace period after
