@@ -265,8 +265,20 @@ void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr)
 	}
 	if (gp_waiters)
 		rcu_wake_gp_waiters(true);
-	/* seed-004 waiters sleep on their own node, not on gp_end_futex:
-	 * only the GP kthread can take over for them. */
+	/*
+	 * seed-004 waiters sleep on their own node, not on gp_end_futex:
+	 * only the GP kthread can take over for them, unless a list caller
+	 * that may drive still polls its node: it drives as soon as
+	 * gp_mutex is free (rcu_sr_spin() in src/sync.c).  The fence orders
+	 * our unlock (by the caller, before this) before the count's load;
+	 * pairs with the poller's seq_cst decrement and fence before its
+	 * last trylock: either it sees gp_mutex free, or we see it gone.
+	 */
+	if (sr_others && rcu_drv_is_caller(kind) && !gp_waiters) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&rcu_state.nr_sr_spinning, memory_order_seq_cst) > 0)
+			return;
+	}
 	if (!gp_waiters || sr_others)
 		rcu_gp_kthread_wake();
 }

@@ -221,6 +221,7 @@ struct tun_values {
 	_Atomic long nocb_defer_us;
 	_Atomic long sr_wake_max;
 	_Atomic long sr_drive_max;
+	_Atomic long sr_spin_us;
 	_Atomic long exit_wait_ms;
 	_Atomic long cb_pushback_ms;
 	_Atomic long profile;
@@ -253,6 +254,7 @@ struct rcu_state {
 	_Atomic unsigned long sync_wake_seq __attribute__((aligned(64)));
 	_Atomic int nr_sync_waiters;           /* synchronize_rcu() callers waiting */
 	_Atomic int nr_sync_gp_waiters;        /* ... of them, on gp_end_futex */
+	_Atomic int nr_sr_spinning;            /* list callers polling their node (sr_spin_us) */
 	/* Wakeme-path synchronize_rcu() and rcu_barrier() callers: they wait
 	 * for offload threads, which a driving caller then wakes at GP end. */
 	_Atomic int nr_cb_waiters;

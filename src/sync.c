@@ -59,10 +59,79 @@ static bool rcu_sr_caller_may_drive(bool *takeover)
 	return TUN(drive_from_caller) && n <= TUN(sr_drive_max);
 }
 
+/* Drive (gp_mutex held) until our node is done, then hand off. */
+static void rcu_sr_drive(struct sr_node *node, unsigned long s, struct rcu_thread *r)
+{
+	TRACE_RECORD("sr_drive", 0);
+	while (!rcu_sr_done(node) && (!rcu_seq_done(s) || rcu_gp_needed()))
+		rcu_gp_one(r, RCU_DRV_CALLER);
+	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	rcu_gp_handoff(RCU_DRV_CALLER, true);
+}
+
+/*
+ * Before sleeping on its node, a list-path caller polls it for up to
+ * sr_spin_us (liburcu's waiters poll a bounded number of times before their
+ * futex wait): a GP with no holdout ends within a microsecond or two, and a
+ * futex wake-up costs the waker a syscall and the sleeper tens of
+ * microseconds.  A poller that may drive becomes the driver as soon as
+ * gp_mutex is free and its GP is not done (liburcu's next leader) instead
+ * of waiting for the GP kthread; while it polls, a driver leaving with GPs
+ * still wanted does not wake the GP kthread for it (rcu_gp_handoff()).
+ * Returns true once the node is completed, false when the bound passed.
+ */
+static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
+			struct rcu_thread *r)
+{
+	long spin = TUN(sr_spin_us) * 1000L;
+	long until = sys_now_ns() + spin;
+
+	if (!spin || !may_drive)
+		return rcu_sr_done(node);
+	atomic_fetch_add_explicit(&rcu_state.nr_sr_spinning, 1, memory_order_relaxed);
+	for (;;) {
+		bool last = sys_now_ns() >= until;
+
+		for (int i = 0; i < 16; i++) {
+			if (rcu_sr_done(node))
+				break;
+			cpu_relax();
+		}
+		if (last) {
+			/*
+			 * seq_cst, then the trylock below: pairs with the
+			 * fence between a driver's unlock and its load of
+			 * nr_sr_spinning in rcu_gp_handoff() (store
+			 * buffering): either that driver sees us gone and
+			 * wakes the GP kthread, or our trylock sees its
+			 * unlock.
+			 */
+			atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1,
+						  memory_order_seq_cst);
+			atomic_thread_fence(memory_order_seq_cst);
+		}
+		if (rcu_sr_done(node)) {
+			if (!last)
+				atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1,
+							  memory_order_relaxed);
+			return true;
+		}
+		if (!rcu_seq_done(s) && rcu_gp_acquire_driver(false)) {
+			if (!last)
+				atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1,
+							  memory_order_relaxed);
+			rcu_sr_drive(node, s, r);
+			return rcu_sr_done(node);
+		}
+		if (last)
+			return false;
+	}
+}
+
 /*
  * Seed 004: add a node to the waiter list, request the GP that will cover
- * it, drive it if we may, and sleep on the node until a GP cleanup (or its
- * work item) wakes us.
+ * it, drive it if we may, poll the node briefly, and sleep on it until a GP
+ * cleanup (or its work item) wakes us.
  */
 static void rcu_wait_gp_sr(void)
 {
@@ -93,13 +162,13 @@ static void rcu_wait_gp_sr(void)
 		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 			drive = takeover = true;
 		if (drive && rcu_gp_acquire_driver(takeover)) {
-			TRACE_RECORD("sr_drive", 0);
-			while (!rcu_sr_done(&node) && (!rcu_seq_done(s) || rcu_gp_needed()))
-				rcu_gp_one(registered ? r : NULL, RCU_DRV_CALLER);
-			pthread_mutex_unlock(&rcu_state.gp_mutex);
-			rcu_gp_handoff(RCU_DRV_CALLER, true);
+			rcu_sr_drive(&node, s, registered ? r : NULL);
 		} else if (!drive) {
 			rcu_gp_kthread_wake();
+		}
+		if (rcu_sr_spin(&node, s, drive, registered ? r : NULL)) {
+			rcu_sr_wait_timeout(&node, 0);   /* done: the waiter's exit steps */
+			break;
 		}
 		/* Bounded, whether we may drive or not: a driver that stops
 		 * before covering us hands off to the GP kthread, and that

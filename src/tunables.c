@@ -49,6 +49,7 @@ static const struct tunable tunables[] = {
 	{ T(nocb_defer_us),          0, 100000,    200,   0,     false },
 	{ T(sr_wake_max),            1, 1000000,   64,    5,     false },
 	{ T(sr_drive_max),           1, 1000000,   -1,    1,     false },
+	{ T(sr_spin_us),             0, 1000000,   20,    0,     false },
 	{ T(exit_wait_ms),           0, 3600000,   1000,  1000,  false },
 	{ T(cb_pushback_ms),         0, 3600000,   0,     0,     false },
 	{ T(per_worker_blocked_lists), 0, 1,       1,     1,     false },
@@ -123,16 +124,20 @@ static long sync_path_for_cpus(enum tun_profile p)
 
 /*
  * How many synchronize_rcu() callers may be waiting, a list-path caller
- * included, for it still to drive its own GP: one per CPU.  Up to that many
- * each has a CPU of its own, and driving where it stands costs no wake-up;
+ * included, for it still to drive its own GP: eight per CPU.  Callers that
+ * poll their node (sr_spin_us) are served by whichever of them holds
+ * gp_mutex without a wake-up, as liburcu's callers take turns as leader;
  * beyond it callers queue for CPUs, and the GP kthread driving GP after GP
- * and waking each batch does better (seeds 003: docs/benchmarks.md).
+ * and waking each batch does better (docs/decisions.md, "Callers poll and
+ * drive").
  */
+#define SR_DRIVE_PER_CPU 8
+
 static long sr_drive_max_for_cpus(void)
 {
 	long ncpu = tun_usable_cpus();
 
-	return ncpu > 0 ? ncpu : 1;
+	return (ncpu > 0 ? ncpu : 1) * SR_DRIVE_PER_CPU;
 }
 
 static long computed_default(const struct tunable *t, enum tun_profile p)

@@ -122,10 +122,10 @@ int main(void)
 	in_child(2, false);
 	takeover_in_child(false);
 	takeover_in_child(true);
-	/* The default: one caller per CPU this process may use (after the
+	/* The default: eight callers per CPU this process may use (after the
 	 * children: the library is initialised only now, in this process). */
 	CHECK_EQ(trcu_get_tunable("sr_drive_max", &def), 0);
-	CHECK_EQ(def, tun_usable_cpus());
+	CHECK_EQ(def, 8 * tun_usable_cpus());
 	printf("sr_drive_max: ok\n");
 	return 0;
 }
