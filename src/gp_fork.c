@@ -90,6 +90,9 @@ void rcu_fork_child(void)
 	atomic_store_explicit(&rcu_state.nr_gp_waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.nr_sync_gp_waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.nr_sync_waiters, 0, memory_order_relaxed);
+	/* Pollers of the parent are not in the child: a count left here would
+	 * keep drivers from waking the GP kthread (rcu_gp_handoff()). */
+	atomic_store_explicit(&rcu_state.nr_sr_spinning, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.nr_cb_waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.exp_waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.sync_resume_seq,
