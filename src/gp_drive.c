@@ -269,10 +269,12 @@ void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr)
 	 * seed-004 waiters sleep on their own node, not on gp_end_futex:
 	 * only the GP kthread can take over for them, unless a list caller
 	 * that may drive still polls its node: it drives as soon as
-	 * gp_mutex is free (rcu_sr_spin() in src/sync.c).  The fence orders
-	 * our unlock (by the caller, before this) before the count's load;
+	 * gp_mutex is free, and one that leaves done runs this hand-off
+	 * itself (rcu_sr_spin() in src/sync.c).  The fence orders our
+	 * unlock (by the caller, before this) before the count's load;
 	 * pairs with the poller's seq_cst decrement and fence before its
-	 * last trylock: either it sees gp_mutex free, or we see it gone.
+	 * last trylock or its own hand-off: either it sees gp_mutex free
+	 * and the GPs still wanted, or we see it gone.
 	 */
 	if (sr_others && rcu_drv_is_caller(kind) && !gp_waiters) {
 		atomic_thread_fence(memory_order_seq_cst);

@@ -77,7 +77,8 @@ static void rcu_sr_drive(struct sr_node *node, unsigned long s, struct rcu_threa
  * microseconds.  A poller that may drive becomes the driver as soon as
  * gp_mutex is free and its GP is not done (liburcu's next leader) instead
  * of waiting for the GP kthread; while it polls, a driver leaving with GPs
- * still wanted does not wake the GP kthread for it (rcu_gp_handoff()).
+ * still wanted does not wake the GP kthread (rcu_gp_handoff()): the poller
+ * drives, or hands off itself when it leaves, done or not.
  * Returns true once the node is completed, false when the bound passed.
  */
 static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
@@ -103,17 +104,27 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
 			 * fence between a driver's unlock and its load of
 			 * nr_sr_spinning in rcu_gp_handoff() (store
 			 * buffering): either that driver sees us gone and
-			 * wakes the GP kthread, or our trylock sees its
-			 * unlock.
+			 * wakes the GP kthread, or our trylock and our own
+			 * hand-off below see its unlock.
 			 */
 			atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1,
 						  memory_order_seq_cst);
 			atomic_thread_fence(memory_order_seq_cst);
 		}
 		if (rcu_sr_done(node)) {
-			if (!last)
+			/*
+			 * A driver may have left its hand-off to us
+			 * (rcu_gp_handoff() saw us polling): take it over
+			 * on the way out.  seq_cst decrement and fence, then
+			 * the hand-off's loads: pairs with the driver's fence
+			 * between its unlock and its load of the count.
+			 */
+			if (!last) {
 				atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1,
-							  memory_order_relaxed);
+							  memory_order_seq_cst);
+				atomic_thread_fence(memory_order_seq_cst);
+			}
+			rcu_gp_handoff(RCU_DRV_CALLER, true);
 			return true;
 		}
 		if (!rcu_seq_done(s) && rcu_gp_acquire_driver(false)) {
@@ -123,8 +134,10 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
 			rcu_sr_drive(node, s, r);
 			return rcu_sr_done(node);
 		}
-		if (last)
+		if (last) {
+			rcu_gp_handoff(RCU_DRV_CALLER, true);   /* as when done */
 			return false;
+		}
 	}
 }
 
