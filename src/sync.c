@@ -104,8 +104,8 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
 			 * fence between a driver's unlock and its load of
 			 * nr_sr_spinning in rcu_gp_handoff() (store
 			 * buffering): either that driver sees us gone and
-			 * wakes the GP kthread, or our trylock and our own
-			 * hand-off below see its unlock.
+			 * wakes the GP kthread, or our trylock (or our own
+			 * hand-off, when our GP ended) sees its unlock.
 			 */
 			atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1,
 						  memory_order_seq_cst);
@@ -135,7 +135,11 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
 			return rcu_sr_done(node);
 		}
 		if (last) {
-			rcu_gp_handoff(RCU_DRV_CALLER, true);   /* as when done */
+			/* The trylock above failed: its holder hands off after
+			 * its unlock and sees us gone.  Not tried (our GP ended,
+			 * our node waits for its wake-up): hand off as when done. */
+			if (rcu_seq_done(s))
+				rcu_gp_handoff(RCU_DRV_CALLER, true);
 			return false;
 		}
 	}
