@@ -212,6 +212,29 @@ static void call_rcu_stranded(struct rcu_data *rdp)
 	nocb_run_stranded(rdp);
 }
 
+/*
+ * More than qhimark callbacks pending: hurry a grace period (the offload
+ * thread may be busy invoking, or holding a batch back), once per qhimark
+ * more callbacks as the kernel's __call_rcu_core() does (qlen_last_fqs_check):
+ * a request per call would run grace periods back to back while the pending
+ * callbacks wait for the offload thread to get a CPU, not for a grace
+ * period, each GP's membarrier interrupting the readers.  Past
+ * cb_max_pending, the push-back.
+ */
+static void call_rcu_flood(struct rcu_data *rdp, long pending)
+{
+	long hi = TUN(qhimark);
+
+	if (pending > rdp->qlen_last_fqs_check + hi) {
+		rcu_gp_request_async(rcu_gp_snap());
+		rdp->qlen_last_fqs_check = pending;
+	} else if (pending < rdp->qlen_last_fqs_check - hi) {
+		rdp->qlen_last_fqs_check = pending;   /* drained: hurry sooner */
+	}
+	if (pending > TUN(cb_max_pending))
+		nocb_pushback(rdp);
+}
+
 void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
 {
 	struct rcu_data *rdp;
@@ -266,18 +289,21 @@ void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), boo
 	/* Wake the offload thread only if it sleeps with nothing to do (or
 	 * only lazy work, for a non-lazy callback): one wake-up per batch. */
 	st = atomic_load_explicit(&rdp->grp->state, memory_order_seq_cst);
-	if (st == NOCB_IDLE || (st == NOCB_LAZY && !lazy)) {
+	pending = n - atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+	/* A batch held back (nocb_batch_sleep()) ends early for a flood or a
+	 * thread waiting for the offload thread.  seq_cst ->state load after
+	 * the seq_cst push: pairs with nocb_batch_sleep()'s NOCB_BATCH store
+	 * followed by its waiter-count load (a wakeme-path synchronize_rcu()
+	 * counted itself before this push). */
+	if (st == NOCB_IDLE || (st == NOCB_LAZY && !lazy) ||
+	    (st == NOCB_BATCH && (pending > TUN(qhimark) || rcu_cb_waiters()))) {
 		if (atomic_exchange_explicit(&rdp->grp->state, NOCB_AWAKE, memory_order_seq_cst) != NOCB_AWAKE)
 			nocb_wake(rdp->grp);
 	}
-	pending = n - atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
-	if (TRCU_UNLIKELY(pending > TUN(qhimark))) {
-		/* Flood: hurry the grace period (the offload thread is busy
-		 * invoking or waiting for it). */
-		rcu_gp_request_async(rcu_gp_snap());
-		if (pending > TUN(cb_max_pending))
-			nocb_pushback(rdp);
-	}
+	if (TRCU_UNLIKELY(pending > TUN(qhimark)))
+		call_rcu_flood(rdp, pending);
+	else if (rdp->qlen_last_fqs_check)
+		rdp->qlen_last_fqs_check = 0;
 }
 
 void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *))

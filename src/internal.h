@@ -224,6 +224,8 @@ struct tun_values {
 	_Atomic long sr_spin_us;
 	_Atomic long exit_wait_ms;
 	_Atomic long cb_pushback_ms;
+	_Atomic long nocb_batch_us;
+	_Atomic long nocb_batch_min;
 	_Atomic long profile;
 	_Atomic long per_worker_blocked_lists;
 };

@@ -252,8 +252,10 @@ struct nocb_pass {
 	bool ready;          /* callbacks left to invoke */
 	bool waiting;        /* callbacks waiting for a GP */
 	bool lazy_only;      /* every waiting callback is lazy */
+	bool hurry;          /* an rcu_barrier() waits: no batching */
 	unsigned long need;  /* earliest GP needed */
 	long pending;
+	long gp_waiting;     /* callbacks waiting for a GP (not DONE) */
 };
 
 /* Free adopted rcu_data that have run everything (offload thread only: it
@@ -329,6 +331,91 @@ static void nocb_kvfree_pass(struct nocb_group *grp, struct nocb_pass *p, unsign
 	}
 }
 
+/* ---- Grace periods sized to the work ----------------------------------------- */
+
+/*
+ * The arrival rate, as the kernel's nocb_nobypass_count: callbacks flushed
+ * within the current tick (a window restarts when a tick has passed).
+ */
+static void nocb_batch_count(struct nocb_group *grp, long flushed)
+{
+	long now = sys_now_ns();
+
+	if (now - grp->rate_window_ns >= TUN(tick_us) * 1000L) {
+		grp->rate_window_ns = now;
+		grp->rate_n = 0;
+	}
+	grp->rate_n += flushed;
+}
+
+/* Someone already asked for grace period s: waiting for it costs no GP. */
+static bool nocb_gp_requested(unsigned long s)
+{
+	/* Acquire: pairs with the seq_cst CAS that raises gp_seq_needed in
+	 * rcu_start_this_gp(), as rcu_gp_request_async()'s check; a stale
+	 * value only makes this thread request the GP itself. */
+	return ULONG_CMP_GE(atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire),
+			    s);
+}
+
+/*
+ * GP batching, the kernel's NOCB bypass rule (rcu_nocb_try_bypass(): the
+ * bypass list is flushed once its oldest callback is a jiffy old or it holds
+ * qhimark callbacks): callbacks waiting for a grace period that nobody has
+ * requested yet are held back until the oldest of them has waited
+ * nocb_batch_us, or qhimark wait for a GP, so that one grace period serves
+ * everything queued meanwhile.  Fewer grace periods: fewer membarriers
+ * interrupting readers, less CPU per callback; the flood bound is untouched
+ * (qhimark ends the wait long before cb_max_pending).  Never held back:
+ * a trickle (fewer than nocb_batch_min callbacks in the current tick: the
+ * kernel's nocb_nobypass_lim_per_jiffy), callbacks whose GP someone has
+ * already requested, and any callback while a thread waits for an offload
+ * thread (rcu_barrier(), a wakeme-path synchronize_rcu(), a flood
+ * push-back).  Returns true when the GP is due now; else *left_ns is how
+ * long the batch may still wait.
+ */
+static bool nocb_gp_due(struct nocb_group *grp, const struct nocb_pass *p, long *left_ns)
+{
+	long delay = TUN(nocb_batch_us) * 1000L, now;
+
+	*left_ns = 0;
+	if (!delay || p->hurry || p->gp_waiting >= TUN(qhimark) || nocb_gp_requested(p->need) ||
+	    rcu_cb_waiters())
+		goto due;
+	now = sys_now_ns();
+	if (!grp->batch_since_ns) {
+		if (grp->rate_n < TUN(nocb_batch_min))
+			goto due;
+		grp->batch_since_ns = now;
+	}
+	if (now - grp->batch_since_ns >= delay)
+		goto due;
+	*left_ns = delay - (now - grp->batch_since_ns);
+	return false;
+due:
+	grp->batch_since_ns = 0;
+	return true;
+}
+
+/*
+ * Hold the batch back for at most left_ns: call_rcu() wakes NOCB_BATCH
+ * only for a flood (qhimark) or a waiting thread, rcu_barrier() and
+ * rcu_free() through the futex as always (v: the futex word read before the
+ * pass).  Unlike nocb_sleep(), the bypass stacks are expected to fill.
+ */
+static void nocb_batch_sleep(struct nocb_group *grp, long left_ns, uint32_t v)
+{
+	/* seq_cst: pairs with call_rcu()'s push followed by its ->state load,
+	 * and (the waiter count) with rcu_cb_waiter_enter(). */
+	atomic_store_explicit(&grp->state, NOCB_BATCH, memory_order_seq_cst);
+	if (!rcu_cb_waiters() && !atomic_load_explicit(&nocb.stopping, memory_order_acquire)) {
+		TRACE_RECORD("nocb_batch", left_ns);
+		sys_futex_wait(&grp->futex, v, left_ns);
+		TRACE_RECORD("nocb_batch_end", 0);
+	}
+	atomic_store_explicit(&grp->state, NOCB_AWAKE, memory_order_relaxed);
+}
+
 /*
  * One housekeeping pass over the group's rcu_data: flush, entrain barrier
  * callbacks, advance, accelerate, and (invoke) run ready callbacks.  New
@@ -341,15 +428,17 @@ static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invok
 	long deadline = sys_now_ns() + TUN(rcu_resched_us) * 1000L;
 	unsigned long cur, snap, nextgp;
 	bool orphans = false;
+	long flushed = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->lazy_only = true;
 	cur = rcu_gp_seq_current();
 	for (struct rcu_data *rdp = nocb_first(grp); rdp; rdp = rdp->next) {
-		nocb_flush_bypass(grp, rdp);
+		flushed += nocb_flush_bypass(grp, rdp);
 		if (barrier != grp->barrier_done)
 			nocb_entrain(rdp);
 	}
+	nocb_batch_count(grp, flushed);
 	/*
 	 * The snapshot comes after the flush: a callback must wait for a GP
 	 * that starts after it was queued.  (Taken before the flush, a
@@ -370,12 +459,15 @@ static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invok
 			if (!atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed) ||
 			    rdp->barrier_entrained)
 				p->lazy_only = false;
+			p->hurry |= rdp->barrier_entrained;
 		}
 		p->pending += rdp_pending(rdp);
+		p->gp_waiting += rdp->cblist.len - rdp->cblist.seglen[RCU_DONE_TAIL];
 		orphans |= atomic_load_explicit(&rdp->orphan, memory_order_relaxed);
 	}
 	if (grp->kvfree)
 		nocb_kvfree_pass(grp, p, cur, barrier != grp->barrier_done);
+	p->hurry |= grp->kvfree_barrier;
 	if (barrier != grp->barrier_done) {
 		grp->barrier_done = barrier;
 		nocb_barrier_dec();   /* this group has entrained */
@@ -424,6 +516,7 @@ static void *rcu_nocb_kthread(void *arg)
 {
 	struct nocb_group *grp = arg;
 	struct nocb_pass p;
+	long left;
 
 	pthread_setname_np(pthread_self(), "trcu_nocb");
 	/* A callback that cancels its own thread (or hits a cancellation
@@ -440,8 +533,9 @@ static void *rcu_nocb_kthread(void *arg)
 
 		nocb_gp_pass(grp, &p, true);
 		if (p.ready) {
-			/* Keep grace periods flowing while a long batch runs. */
-			if (p.waiting)
+			/* Keep grace periods flowing while a long batch runs,
+			 * as soon as the waiting ones are due. */
+			if (p.waiting && nocb_gp_due(grp, &p, &left))
 				rcu_gp_request_async(p.need);
 			continue;
 		}
@@ -449,6 +543,9 @@ static void *rcu_nocb_kthread(void *arg)
 			if (p.lazy_only && TUN(lazy)) {
 				nocb_sleep(grp, NOCB_LAZY, TUN(lazy_flush_ms) * 1000000L, v);
 				clear_lazy(grp);
+			} else if (!nocb_gp_due(grp, &p, &left)) {
+				nocb_batch_sleep(grp, left, v);
+				continue;
 			}
 			/* Nothing to invoke: drive or wait for the GP ourselves. */
 			TRACE_RECORD("nocb_waitgp", p.need);

@@ -14,7 +14,9 @@
 #include "sync_hint.h"
 
 /* Offload-thread sleep states (nocb_group.state). */
-enum { NOCB_AWAKE, NOCB_IDLE, NOCB_LAZY };
+/* NOCB_BATCH: holding callbacks back to share one grace period
+ * (nocb_gp_due()); call_rcu() wakes it only for a flood or a waiter. */
+enum { NOCB_AWAKE, NOCB_IDLE, NOCB_LAZY, NOCB_BATCH };
 
 struct nocb_group;
 
@@ -30,6 +32,10 @@ struct rcu_data {
 	 * period ended for the push-back limit): none again until it moves.
 	 * Owner only. */
 	unsigned long pushback_gave_up_gp;
+	/* Pending count at the owner's last flood hurry (the kernel's
+	 * qlen_last_fqs_check): hurry again only qhimark callbacks later.
+	 * Owner only. */
+	long qlen_last_fqs_check;
 
 	/* Offload thread only. */
 	_Atomic long n_invoked __attribute__((aligned(64)));
@@ -51,6 +57,11 @@ struct nocb_group {
 	pthread_t thread;
 	long blimit;                /* adaptive batch limit */
 	struct rcu_sync_key defer;  /* nocb_defer_to_woken(): last situation deferred to */
+	/* GP batching (nocb_gp_due()), offload thread only: when callbacks
+	 * first waited for a GP not yet requested (0: none wait), and the
+	 * arrival rate (nocb_batch_count()). */
+	long batch_since_ns;
+	long rate_window_ns, rate_n;        /* callbacks flushed this tick */
 	bool kvfree;                /* group 0 also runs the rcu_free() blocks */
 	bool kvfree_barrier;        /* an rcu_barrier() waits for blocks ... */
 	unsigned long kvfree_barrier_cookie;   /* ... sealed up to this cookie */

@@ -82,12 +82,23 @@ void rcu_sync_caller_exit(void)
  */
 void rcu_cb_waiter_enter(void)
 {
-	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+	/* seq_cst: pairs with nocb_batch_sleep()'s NOCB_BATCH store followed
+	 * by its load of this count (rcu_cb_waiters()); the waiter's
+	 * call_rcu() then pushes and loads that state: one of the two sees
+	 * the other, so a batch never holds back a waiter's callback. */
+	atomic_fetch_add_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_seq_cst);
 }
 
 void rcu_cb_waiter_exit(void)
 {
 	atomic_fetch_sub_explicit(&rcu_state.nr_cb_waiters, 1, memory_order_relaxed);
+}
+
+/* Someone waits for an offload thread now. */
+bool rcu_cb_waiters(void)
+{
+	/* seq_cst: pairs with rcu_cb_waiter_enter()'s increment. */
+	return atomic_load_explicit(&rcu_state.nr_cb_waiters, memory_order_seq_cst) > 0;
 }
 
 bool rcu_sync_caller_pending(struct rcu_sync_key *key)
