@@ -371,8 +371,8 @@ static bool nocb_gp_requested(unsigned long s)
  * kernel's nocb_nobypass_lim_per_jiffy), callbacks whose GP someone has
  * already requested, and any callback while a thread waits for an offload
  * thread (rcu_barrier(), a wakeme-path synchronize_rcu(), a flood
- * push-back).  Returns true when the GP is due now; else *left_ns is how
- * long the batch may still wait.
+ * push-back) or while the offload threads stop.  Returns true when the GP
+ * is due now; else *left_ns is how long the batch may still wait.
  */
 static bool nocb_gp_due(struct nocb_group *grp, const struct nocb_pass *p, long *left_ns)
 {
@@ -380,7 +380,7 @@ static bool nocb_gp_due(struct nocb_group *grp, const struct nocb_pass *p, long 
 
 	*left_ns = 0;
 	if (!delay || p->hurry || p->gp_waiting >= TUN(qhimark) || nocb_gp_requested(p->need) ||
-	    rcu_cb_waiters())
+	    rcu_cb_waiters() || atomic_load_explicit(&nocb.stopping, memory_order_acquire))
 		goto due;
 	now = sys_now_ns();
 	if (!grp->batch_since_ns) {
