@@ -335,15 +335,23 @@ static void nocb_kvfree_pass(struct nocb_group *grp, struct nocb_pass *p, unsign
 
 /*
  * The arrival rate, as the kernel's nocb_nobypass_count: callbacks flushed
- * within the current tick (a window restarts when a tick has passed).
+ * within the current tick.  A new tick right after a busy one starts from
+ * the excess over nocb_batch_min, at most nocb_batch_min: restarting from
+ * zero would take the few callbacks flushed just after a batch's grace
+ * period for a trickle, and give each such pass a grace period of its own.
+ * After a tick or more with no pass, from zero.
  */
 static void nocb_batch_count(struct nocb_group *grp, long flushed)
 {
-	long now = sys_now_ns();
+	long now = sys_now_ns(), tick = TUN(tick_us) * 1000L, min = TUN(nocb_batch_min);
 
-	if (now - grp->rate_window_ns >= TUN(tick_us) * 1000L) {
+	if (now - grp->rate_window_ns >= tick) {
+		long carry = grp->rate_n - min;
+
+		if (now - grp->rate_window_ns >= 2 * tick || carry < 0)
+			carry = 0;
 		grp->rate_window_ns = now;
-		grp->rate_n = 0;
+		grp->rate_n = carry < min ? carry : min;
 	}
 	grp->rate_n += flushed;
 }
