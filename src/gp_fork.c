@@ -99,8 +99,8 @@ void rcu_fork_child(void)
 			      atomic_load_explicit(&rcu_state.sync_wake_seq, memory_order_relaxed),
 			      memory_order_relaxed);
 	rcu_slots_fork_child(t);
-	if (rcu_task_hooks)
-		rcu_task_hooks->fork_child();   /* the other workers' tasks do not exist here */
+	if (rcu_task_hooks_get())
+		rcu_task_hooks_get()->fork_child();   /* the other workers' tasks do not exist here */
 	rcu_fork_child_needed(t);
 	gps = atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed);
 	/* A GP init cut short by the fork (before its gp_seq store) left only

@@ -493,6 +493,14 @@ struct rcu_task_hooks {
 };
 void rcu_task_set_hooks(const struct rcu_task_hooks *h);   /* state.c */
 extern const struct rcu_task_hooks *rcu_task_hooks;
+/* Acquire: pairs with the release store in rcu_task_set_hooks(), so a
+ * thread that reaches a hook without passing the init gate (a blocking
+ * call's check, a signal handler's section) sees the table filled in.
+ * Set once at init, never cleared. */
+static inline const struct rcu_task_hooks *rcu_task_hooks_get(void)
+{
+	return __atomic_load_n(&rcu_task_hooks, __ATOMIC_ACQUIRE);
+}
 
 /* stall.c */
 void rcu_stall_fork_child(void);                 /* fork() child step */

@@ -229,8 +229,8 @@ static void rcu_tree_install_locked(void)
 	atomic_store_explicit(&rcu_state.tree, t, memory_order_release);
 	/* Blocked tasks follow, after the pointer: a switch-out that finds
 	 * an old leaf retired (under its lock) then loads the new tree. */
-	if (rcu_task_hooks)
-		rcu_task_hooks->reshape_locked(old, t);
+	if (rcu_task_hooks_get())
+		rcu_task_hooks_get()->reshape_locked(old, t);
 	rcu_state.tree_next = NULL;
 	old->retired_next = rcu_state.retired;
 	rcu_state.retired = old;
@@ -394,8 +394,8 @@ void rcu_gp_init_tree(unsigned long gps)
 	 * progress" (src/task_blocked.c, T1): from here on every task
 	 * switched out inside a section is on a node list, where ->gp_tasks
 	 * below sees it. */
-	if (rcu_task_hooks)
-		rcu_task_hooks->promote_locked(t);
+	if (rcu_task_hooks_get())
+		rcu_task_hooks_get()->promote_locked(t);
 	for (int i = 0; i < t->levels - 1; i++)
 		for (int j = 0; j < t->level_cnt[i]; j++)
 			t->nodes[t->level_first[i] + j].qsmaskinit = 0;

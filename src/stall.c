@@ -149,7 +149,7 @@ void rcu_check_stall(void)
 	 * fputs() or the application's hook (internal.h). */
 	cs = sys_cancel_disable();
 	/* Tasks switched out inside their sections (src/task.c). */
-	ntasks = rcu_task_hooks ? rcu_task_hooks->stall_print(gp, now, stall_emit) : 0;
+	ntasks = rcu_task_hooks_get() ? rcu_task_hooks_get()->stall_print(gp, now, stall_emit) : 0;
 	if (!sa.total && !ntasks) {
 		sys_cancel_restore(cs);
 		return;

@@ -24,7 +24,8 @@ const struct rcu_task_hooks *rcu_task_hooks;
 
 void rcu_task_set_hooks(const struct rcu_task_hooks *h)
 {
-	rcu_task_hooks = h;
+	/* Release: pairs with the acquire in rcu_task_hooks_get(). */
+	__atomic_store_n(&rcu_task_hooks, h, __ATOMIC_RELEASE);
 }
 
 /* The calling thread's library-private state (src/thread.c owns it). */

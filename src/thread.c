@@ -252,8 +252,8 @@ static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t)
 
 	/* A task still switched in: out first, queued if inside a section
 	 * (its depth is in this thread's nest_flags until then). */
-	if (rcu_task_hooks)
-		rcu_task_hooks->worker_exit(t);
+	if (rcu_task_hooks_get())
+		rcu_task_hooks_get()->worker_exit(t);
 	/* Before the registration test: a section on a thread that is not
 	 * registered (before the library's init) is a section too. */
 	if (rcu_nesting(r) > t->depth_bias)
@@ -273,8 +273,8 @@ static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t)
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	/* Its blocked list to its leaf, before the slot goes offline: the
 	 * tasks keep blocking grace periods there. */
-	if (rcu_task_hooks)
-		rcu_task_hooks->worker_offline_locked(t);
+	if (rcu_task_hooks_get())
+		rcu_task_hooks_get()->worker_offline_locked(t);
 	slot_online_locked(slot, false);
 	/* A GP may be waiting on this slot: the thread is quiescent for good. */
 	rcu_report_qs_slot(slot, true);
@@ -314,8 +314,8 @@ static void thread_exit_destructor(void *arg)
 	rcu_busy_enter();
 	/* A worker that exits with a task switched in: the task's section
 	 * (in this thread's nest_flags) is queued, not this thread's. */
-	if (rcu_task_hooks)
-		rcu_task_hooks->worker_exit(t);
+	if (rcu_task_hooks_get())
+		rcu_task_hooks_get()->worker_exit(t);
 	if (rcu_nesting(r) > t->depth_bias) {
 		sys_warn("thread %d exited inside an RCU read-side critical section "
 			  "(nesting depth %u); treating it as quiescent",
@@ -699,8 +699,8 @@ void rcu_check_blocking_allowed(const char *what)
 {
 	unsigned int depth = rcu_section_depth();
 
-	if (rcu_task_hooks)
-		rcu_task_hooks->check_blocking(&rcu_thread_tls, what);
+	if (rcu_task_hooks_get())
+		rcu_task_hooks_get()->check_blocking(&rcu_thread_tls, what);
 	if (depth)
 		sys_die("%s called inside an RCU read-side critical section (nesting depth "
 			 "%u): it would wait for itself forever", what, depth);
