@@ -29,7 +29,7 @@ for p in "found in the second ses|sion" "the re|viewer asked for it" \
 	 "measured 2026-|01-02" "reverted in com|mit 1a2b3c4d" \
 	 "it used to ha|ng" "it hu|ng before the change" \
 	 "the p99 before the fi|x" "the first ver|sion of the rule" \
-	 "the old co|de read it" "found by tor|ture" "TSan cau|ght a race" \
+	 "the old co|de read it" "fou|nd by torture" "TSan cau|ght a race" \
 	 "as in the previous ru|n" "we tri|ed a spin"; do
 	expect 1 "$(printf '%s' "$p" | tr -d '|')"
 done
