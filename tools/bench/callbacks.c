@@ -337,19 +337,6 @@ static void *flood_producer(void *arg)
 	return NULL;
 }
 
-static double rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long size = 0, res = 0;
-
-	if (f) {
-		if (fscanf(f, "%lu %lu", &size, &res) != 2)
-			res = 0;
-		fclose(f);
-	}
-	return (double)res * (double)sysconf(_SC_PAGESIZE);
-}
-
 /* MemAvailable / 4, at most 4 GiB, as a number of pending 64-byte objects. */
 static double cap_pending(void)
 {
@@ -392,7 +379,7 @@ static void flood_sample(struct cb_ctx *c, struct flood_run *run, struct flood_r
 		double rss, pend;
 
 		sleep_ns(10000000);
-		rss = rss_bytes() - base;
+		rss = process_rss_bytes() - base;
 		pend = flood_pending(run);
 		if (rss > r->rss_growth)
 			r->rss_growth = rss;
@@ -435,7 +422,7 @@ static void flood_phase(struct cb_ctx *c, int lib, struct flood_res *r)
 		prod[i] = (struct flood_prod){ &run, i };
 		tool_spawn(&pt[i], flood_producer, &prod[i], "scale");
 	}
-	base = rss_bytes();
+	base = process_rss_bytes();
 	pthread_barrier_wait(&run.start);
 	t0 = now_ns();
 	flood_sample(c, &run, r, base, t0 + (uint64_t)(c->flood_s * 1e9));

@@ -129,19 +129,6 @@ uint64_t peer_process_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-double peer_rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long size = 0, res = 0;
-
-	if (f) {
-		if (fscanf(f, "%lu %lu", &size, &res) != 2)
-			res = 0;
-		fclose(f);
-	}
-	return (double)res * (double)sysconf(_SC_PAGESIZE);
-}
-
 double peer_unfreed_cap(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");

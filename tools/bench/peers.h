@@ -134,7 +134,6 @@ uint64_t peer_thread_cpu_ns(void);      /* the calling thread's CPU time */
  * every clock at the same instants. */
 uint64_t peer_other_cpu_ns(pthread_t t);
 uint64_t peer_process_cpu_ns(void);     /* every thread's, exited ones included */
-double peer_rss_bytes(void);            /* resident set size now */
 /* Objects a workload may leave retired but not yet freed before its
  * updaters pause (MemAvailable / 8 in 64-byte objects, at most 4 M): a
  * library that falls behind must not take the machine down. */

@@ -249,7 +249,7 @@ bool peers_hashmap_run(const struct peer_ops *p, double dur_s, double cap, int l
 	malloc_trim(0);
 	run.b = hm_table();
 	freed0 = peer_freed();
-	base = peer_rss_bytes();
+	base = process_rss_bytes();
 	pthread_barrier_init(&run.start, NULL, HM_WORKERS + 1);
 	for (int i = 0; i < HM_WORKERS; i++) {
 		w[i] = (struct hm_worker){ .run = &run, .rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1) };
@@ -267,7 +267,7 @@ bool peers_hashmap_run(const struct peer_ops *p, double dur_s, double cap, int l
 
 		sleep_ns(2000000);
 		unfreed = (double)hm_retired(w) - (double)(peer_freed() - freed0);
-		rss = peer_rss_bytes() - base;
+		rss = process_rss_bytes() - base;
 		peak = unfreed > peak ? unfreed : peak;
 		rss_peak = rss > rss_peak ? rss : rss_peak;
 		sum += unfreed;

@@ -150,6 +150,7 @@ struct progress {
 	bool on, tty;
 };
 /* Shown only when the run is expected to last more than a few seconds. */
+double process_rss_bytes(void);   /* resident set size now, bytes */
 void progress_start(struct progress *p, const char *what, double expected_s);
 void progress_update(struct progress *p, double fraction);
 void progress_done(struct progress *p);

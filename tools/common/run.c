@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Progress on stderr, interleaved repeats, threads (declared in common.h). */
+/* Progress on stderr, interleaved repeats, threads, the process's RSS (declared in common.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -76,4 +76,18 @@ void tool_spawn(pthread_t *tid, void *(*fn)(void *), void *arg, const char *who)
 		fprintf(stderr, "%s: pthread_create failed\n", who);
 		exit(1);
 	}
+}
+
+/* The process's resident set size now, in bytes (0 if /proc is missing). */
+double process_rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, res = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return (double)res * (double)sysconf(_SC_PAGESIZE);
 }
