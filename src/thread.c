@@ -52,6 +52,33 @@ static void slot_set(int slot, struct rcu_thread *r)
 			      memory_order_release);
 }
 
+/*
+ * The bitmap's first words and the first chunk are static: the library's
+ * init and the first SLOT_CHUNK registrations allocate nothing, so a signal
+ * handler's first rcu_read_lock(), which may run both (docs/design.md,
+ * "Signal handlers"), calls no malloc().
+ */
+#define SLOT_STATIC_WORDS 4
+static unsigned long slot_used_static[SLOT_STATIC_WORDS];
+static _Atomic(struct rcu_thread *) slot_chunk_static[SLOT_CHUNK];
+
+/* A bitmap of nw words keeping the w in use; NULL when out of memory. */
+static unsigned long *slot_bitmap_grow(int w, int nw)
+{
+	unsigned long *nb;
+
+	if (nw <= SLOT_STATIC_WORDS)
+		return slot_used_static;
+	nb = malloc((size_t)nw * sizeof(*nb));
+	if (!nb)
+		return NULL;
+	if (w)
+		memcpy(nb, rcu_state.slot_used, (size_t)w * sizeof(*nb));
+	if (rcu_state.slot_used != slot_used_static)
+		free(rcu_state.slot_used);
+	return nb;
+}
+
 /* Lowest free slot, growing the bitmap and chunk table; under ofl_lock. */
 static int slot_alloc(void)
 {
@@ -61,12 +88,12 @@ static int slot_alloc(void)
 		if (~rcu_state.slot_used[w])
 			break;
 	if (w == rcu_state.slot_used_words) {
-		int nw = w ? 2 * w : 4;
+		int nw = w ? 2 * w : SLOT_STATIC_WORDS;
 		unsigned long *nb;
 
 		if ((long)nw * 64 > (long)SLOT_CHUNK * SLOT_MAX_CHUNKS)
 			return -1;
-		nb = realloc(rcu_state.slot_used, (size_t)nw * sizeof(*nb));
+		nb = slot_bitmap_grow(w, nw);
 		if (!nb)
 			return -1;
 		memset(nb + w, 0, (size_t)(nw - w) * sizeof(*nb));
@@ -78,7 +105,8 @@ static int slot_alloc(void)
 	if (slot >= SLOT_CHUNK * SLOT_MAX_CHUNKS)
 		return -1;
 	if (!rcu_state.slot_chunks[slot / SLOT_CHUNK]) {
-		void *c = calloc(SLOT_CHUNK, sizeof(struct rcu_thread *));
+		void *c = slot / SLOT_CHUNK ? calloc(SLOT_CHUNK, sizeof(struct rcu_thread *))
+					    : (void *)slot_chunk_static;
 
 		if (!c)
 			return -1;
@@ -354,17 +382,6 @@ void rcu_thread_init(void)
 {
 	if (pthread_key_create(&rcu_state.exit_key, thread_exit_destructor))
 		sys_die("pthread_key_create failed");
-	/* The slot bitmap and first chunk now, not at the first registration:
-	 * a signal handler's first lock may register its thread, and then
-	 * allocates nothing up to SLOT_CHUNK threads. */
-	pthread_mutex_lock(&rcu_state.ofl_lock);
-	{
-		int s = slot_alloc();
-
-		if (s >= 0)
-			slot_free(s);
-	}
-	pthread_mutex_unlock(&rcu_state.ofl_lock);
 }
 
 /* ---- Watching transitions (out of line) ---------------------------------- */
