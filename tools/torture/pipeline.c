@@ -143,19 +143,37 @@ void tt_one_read(struct rd *r)
 	pipe = atomic_load_explicit(&p->pipe_count, memory_order_relaxed);
 	if (r->rng % 8 == 0)
 		rcu_read_unlock();
-	if (atomic_load_explicit(&p->seq, memory_order_relaxed) != seq)
-		tt_fail(E_REUSE);
-	tt_check_elem(p);
-	completed = trcu_gp_seq();
-	if (tt_cookie_done(&k))
-		tt_fail(E_COOKIE);              /* a whole GP ended inside the section */
+	completed = tt_section_end_checks(p, seq, &k);
 	if (free_pair)
 		trcu_qsbr_read_unlock();
 	else
 		rcu_read_unlock();
+	tt_rd_count(r, pipe, started, completed);
+}
+
+/* The checks at the end of a reader's section on element p (read with
+ * sequence seq under cookie k): not reused, not poisoned, no whole GP
+ * inside the section.  Returns the GP sequence read before the cookie. */
+unsigned long tt_section_end_checks(struct elem *p, unsigned long seq, struct read_cookie *k)
+{
+	unsigned long completed;
+
+	if (atomic_load_explicit(&p->seq, memory_order_relaxed) != seq)
+		tt_fail(E_REUSE);
+	tt_check_elem(p);
+	completed = trcu_gp_seq();
+	if (tt_cookie_done(k))
+		tt_fail(E_COOKIE);              /* a whole GP ended inside the section */
+	return completed;
+}
+
+/* One finished read into the reader's pipe and batch histograms. */
+void tt_rd_count(struct rd *r, int pipe, unsigned long started, unsigned long completed)
+{
+	unsigned long gps = tt_seq_diff(completed, started);
+
 	r->pipe[pipe < 0 ? 0 : pipe > PIPE_LEN ? PIPE_LEN : pipe]++;
-	completed = tt_seq_diff(completed, started);
-	r->batch[completed > PIPE_LEN ? PIPE_LEN : completed]++;
+	r->batch[gps > PIPE_LEN ? PIPE_LEN : gps]++;
 	r->reads++;
 }
 

@@ -92,17 +92,9 @@ static void task_one_read(struct task_rd *tr)
 		task_unlock(t, !plain);
 	if (x & 32)
 		fiber_yield();
-	if (atomic_load_explicit(&p->seq, memory_order_relaxed) != seq)
-		tt_fail(E_REUSE);
-	tt_check_elem(p);
-	completed = trcu_gp_seq();
-	if (tt_cookie_done(&k))
-		tt_fail(E_COOKIE);              /* a whole GP ended inside the section */
+	completed = tt_section_end_checks(p, seq, &k);
 	task_unlock(t, plain);
-	r->pipe[pipe < 0 ? 0 : pipe > PIPE_LEN ? PIPE_LEN : pipe]++;
-	completed = tt_seq_diff(completed, started);
-	r->batch[completed > PIPE_LEN ? PIPE_LEN : completed]++;
-	r->reads++;
+	tt_rd_count(r, pipe, started, completed);
 	if (x & 64)
 		fiber_yield();               /* outside a section */
 }

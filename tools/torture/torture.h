@@ -222,6 +222,10 @@ void *reader_fn(void *arg);
 void *churn_fn(void *arg);
 void tt_cookie_take(struct read_cookie *k, bool full);  /* a GP cookie in a section */
 bool tt_cookie_done(struct read_cookie *k);        /* ... done: a GP ended inside */
+unsigned long tt_section_end_checks(struct elem *p, unsigned long seq,
+				    struct read_cookie *k);  /* reuse/poison/cookie */
+void tt_rd_count(struct rd *r, int pipe, unsigned long started,
+		 unsigned long completed);          /* pipe/batch histograms */
 void *writer_fn(void *arg);
 void *fakewriter_fn(void *arg);
 
