@@ -59,13 +59,27 @@ static bool rcu_sr_caller_may_drive(bool *takeover)
 	return TUN(drive_from_caller) && n <= TUN(sr_drive_max);
 }
 
-/* Drive (gp_mutex held) until our node is done, then hand off. */
-static void rcu_sr_drive(struct sr_node *node, unsigned long s, struct rcu_thread *r)
+/*
+ * Drive (gp_mutex held) until our node is done, then hand off.  A poller
+ * that won gp_mutex (polling) still counts in nr_sr_spinning while it
+ * drives: a driver leaving meanwhile sees it and leaves the GPs to it
+ * instead of waking the GP kthread (rcu_gp_handoff()).  It stops counting
+ * after its unlock and before its own hand-off: seq_cst decrement and
+ * fence, then the hand-off's loads; pairs with the fence between another
+ * driver's unlock and its load of the count, as a poller's exit does in
+ * rcu_sr_spin().
+ */
+static void rcu_sr_drive(struct sr_node *node, unsigned long s, struct rcu_thread *r,
+			 bool polling)
 {
 	TRACE_RECORD("sr_drive", 0);
 	while (!rcu_sr_done(node) && (!rcu_seq_done(s) || rcu_gp_needed()))
 		rcu_gp_one(r, RCU_DRV_CALLER);
 	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	if (polling) {
+		atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
 	rcu_gp_handoff(RCU_DRV_CALLER, true);
 }
 
@@ -128,10 +142,7 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
 			return true;
 		}
 		if (!rcu_seq_done(s) && rcu_gp_acquire_driver(false)) {
-			if (!last)
-				atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1,
-							  memory_order_relaxed);
-			rcu_sr_drive(node, s, r);
+			rcu_sr_drive(node, s, r, !last);
 			return rcu_sr_done(node);
 		}
 		if (last) {
@@ -179,7 +190,7 @@ static void rcu_wait_gp_sr(void)
 		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 			drive = takeover = true;
 		if (drive && rcu_gp_acquire_driver(takeover)) {
-			rcu_sr_drive(&node, s, registered ? r : NULL);
+			rcu_sr_drive(&node, s, registered ? r : NULL, false);
 		} else if (!drive) {
 			rcu_gp_kthread_wake();
 		}
