@@ -80,6 +80,11 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind);
 bool rcu_gp_one(struct rcu_thread *driver, enum rcu_driver_kind kind);
 bool rcu_gp_acquire_driver(bool takeover);
 void rcu_gp_kthread_wake(void);
+bool rcu_gp_kthread_started(void);
+void rcu_gp_kthread_stop(void);
+void rcu_gp_kthread_fork_prepare(void);
+void rcu_gp_kthread_fork_parent(void);
+void rcu_gp_kthread_fork_child(void);
 void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr);
 void rcu_wait_gp(unsigned long s, bool exp, enum rcu_driver_kind kind);
 

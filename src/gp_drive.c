@@ -208,22 +208,84 @@ static void *rcu_gp_kthread(void *arg)
 	return NULL;
 }
 
+/*
+ * The GP kthread's one start, on the first asynchronous need (no thread
+ * starts before first use), and its stop at shutdown.  This file owns the
+ * handle, the start lock and the flag; fork() takes the lock around the
+ * fork (src/gp_fork.c) so that the child sees a start done or not begun.
+ */
+static pthread_t gp_kthread;
+static pthread_mutex_t gp_kthread_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool gp_kthread_started;
+
+bool rcu_gp_kthread_started(void)
+{
+	/* Acquire pairs with the release in rcu_gp_kthread_start(). */
+	return atomic_load_explicit(&gp_kthread_started, memory_order_acquire);
+}
+
+static void rcu_gp_kthread_start(void)
+{
+	pthread_mutex_lock(&gp_kthread_start_lock);
+	if (!atomic_load_explicit(&gp_kthread_started, memory_order_relaxed)) {
+		if (rcu_kthread_create(&gp_kthread, rcu_gp_kthread, NULL))
+			sys_die("cannot start the GP kthread: %s", strerror(errno));
+		/* Release pairs with the acquire in rcu_gp_kthread_started():
+		 * the handle is set before the flag (rcu_gp_kthread_stop()). */
+		atomic_store_explicit(&gp_kthread_started, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&gp_kthread_start_lock);
+}
+
+/* fork() steps: the start lock is taken before ofl_lock (src/gp_fork.c). */
+void rcu_gp_kthread_fork_prepare(void)
+{
+	pthread_mutex_lock(&gp_kthread_start_lock);
+}
+
+void rcu_gp_kthread_fork_parent(void)
+{
+	pthread_mutex_unlock(&gp_kthread_start_lock);
+}
+
+/* Only the forking thread exists: no GP kthread, and a usable lock. */
+void rcu_gp_kthread_fork_child(void)
+{
+	pthread_mutex_init(&gp_kthread_start_lock, NULL);
+	atomic_store_explicit(&gp_kthread_started, false, memory_order_relaxed);
+}
+
+/*
+ * Shutdown (shutting_down already set): wake the GP kthread and join it;
+ * if a reader keeps its grace period from ending for longer than a stall
+ * timeout, say so and leave it rather than hang exit.
+ */
+void rcu_gp_kthread_stop(void)
+{
+	struct timespec ts;
+
+	if (!rcu_gp_kthread_started())
+		return;
+	/* seq_cst pairs with the kthread's load of kthread_futex before its
+	 * shutting_down check (rcu_gp_kthread()). */
+	atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
+	sys_futex_wake(&rcu_state.kthread_futex, 1);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += TUN(stall_timeout_ms) / 1000 + 1;
+	if (pthread_timedjoin_np(gp_kthread, NULL, &ts)) {
+		sys_warn("shutdown: the GP kthread is still waiting for a reader after %ld s; "
+			  "not joined", TUN(stall_timeout_ms) / 1000 + 1);
+		pthread_detach(gp_kthread);
+	}
+}
+
 /* Make sure the GP kthread runs and sees the latest request. */
 void rcu_gp_kthread_wake(void)
 {
 	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 		return;
-	if (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
-		pthread_mutex_lock(&rcu_state.kthread_start_lock);
-		if (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_relaxed)) {
-			if (rcu_kthread_create(&rcu_state.kthread, rcu_gp_kthread, NULL))
-				sys_die("cannot start the GP kthread: %s", strerror(errno));
-			/* Release pairs with the acquire above and in shutdown. */
-			atomic_store_explicit(&rcu_state.kthread_started, true,
-					      memory_order_release);
-		}
-		pthread_mutex_unlock(&rcu_state.kthread_start_lock);
-	}
+	if (!rcu_gp_kthread_started())
+		rcu_gp_kthread_start();
 	/* seq_cst pairs with the kthread's store to ->kthread_sleeping followed
 	 * by its gp_seq_needed check. */
 	atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);

@@ -17,7 +17,7 @@ void rcu_fork_prepare(void)
 {
 	struct rcu_tree *t;
 
-	pthread_mutex_lock(&rcu_state.kthread_start_lock);
+	rcu_gp_kthread_fork_prepare();
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	t = rcu_tree();
 	for (int n = 0; t && n < t->nr_nodes; n++)
@@ -31,7 +31,7 @@ void rcu_fork_parent(void)
 	for (int n = 0; t && n < t->nr_nodes; n++)
 		pthread_mutex_unlock(&t->nodes[n].lock);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
-	pthread_mutex_unlock(&rcu_state.kthread_start_lock);
+	rcu_gp_kthread_fork_parent();
 }
 
 /*
@@ -72,10 +72,9 @@ void rcu_fork_child(void)
 	/* pthread_mutex_init() over a copy that a thread which does not
 	 * exist here (or this one, in prepare) holds: the child's only way to
 	 * a usable lock. */
-	pthread_mutex_init(&rcu_state.kthread_start_lock, NULL);
+	rcu_gp_kthread_fork_child();
 	pthread_mutex_init(&rcu_state.ofl_lock, NULL);
 	pthread_mutex_init(&rcu_state.gp_mutex, NULL);
-	pthread_mutex_init(&rcu_state.stall_lock, NULL);
 	rcu_stall_fork_child();
 	if (!t)
 		return;   /* the RCU core was never initialised */
@@ -86,7 +85,6 @@ void rcu_fork_child(void)
 	atomic_store_explicit(&rcu_state.takeover_req, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.kthread_sleeping, 0, memory_order_relaxed);
-	atomic_store_explicit(&rcu_state.kthread_started, false, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.nr_gp_waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.nr_sync_gp_waiters, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.nr_sync_waiters, 0, memory_order_relaxed);

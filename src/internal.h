@@ -263,19 +263,13 @@ struct rcu_state {
 	_Atomic unsigned long sync_resume_seq __attribute__((aligned(64)));
 
 	pthread_mutex_t gp_mutex __attribute__((aligned(64)));  /* the driver */
-	pthread_mutex_t ofl_lock;   /* slot table and qsmaskinitnext */
+	pthread_mutex_t ofl_lock;   /* the slot table (src/slots.c) and qsmaskinitnext */
 
 	_Atomic(struct rcu_tree *) tree;
 	struct rcu_tree *retired;        /* old trees, freed at shutdown */
 	/* The tree the next GP start installs, built ahead by a registration
 	 * or a fan-out change (rcu_tree_prepare_locked()); under ofl_lock. */
 	struct rcu_tree *tree_next;
-
-	_Atomic(struct rcu_thread *) *slot_chunks[SLOT_MAX_CHUNKS];
-	unsigned long *slot_used;        /* bitmap, under ofl_lock */
-	int slot_used_words;
-	int slot_hwm;                    /* highest slot + 1 ever used */
-	_Atomic int nr_slots;
 
 	/* Per-GP driver state (under gp_mutex). */
 	unsigned long gp_gen;            /* trcu_reader_gen this GP set */
@@ -291,12 +285,7 @@ struct rcu_state {
 	bool sr_uncovered;               /* sr waiters left for a later GP */
 	_Atomic int exp_waiters;         /* synchronize_rcu_expedited() callers */
 	long gp_start_ns;
-	long next_stall_ns;
 
-	/* GP kthread (started on first asynchronous need). */
-	pthread_t kthread;
-	pthread_mutex_t kthread_start_lock;   /* the one start of it */
-	_Atomic bool kthread_started;
 	_Atomic bool shutting_down;
 
 	/* Read side ordering: membarrier or fences, decided once at init. */
@@ -304,26 +293,34 @@ struct rcu_state {
 
 	struct tun_values tun;
 
-	trcu_stall_fn stall_fn;
-	void *stall_arg;
-	pthread_mutex_t stall_lock;
-
 	/* Statistics. */
-	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_stall, n_mb;
+	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_mb;
 	_Atomic unsigned long n_takeover;
 	_Atomic unsigned long n_async_skip;  /* GP-end wakes left to timed rechecks */
-
-	pthread_key_t exit_key;
 };
 
 extern struct rcu_state rcu_state;
 
+/*
+ * The slot table (src/slots.c owns it).  Written under ofl_lock by
+ * src/thread.c only: alloc/free reserve an index, install/remove publish
+ * and retract the thread at it.  Read anywhere with rcu_slot_get().
+ */
+extern _Atomic(struct rcu_thread *) *rcu_slot_chunks[SLOT_MAX_CHUNKS];
+int rcu_slot_alloc(void);                        /* lowest free slot, or -1 */
+void rcu_slot_free(int slot);
+void rcu_slot_install(int slot, struct rcu_thread *r);
+void rcu_slot_remove(int slot);
+int rcu_slot_hwm(void);                          /* highest slot + 1 ever used */
+int rcu_slot_count(void);                        /* registered threads */
+void rcu_slot_table_fork_child(const struct rcu_thread *self);
+
 static inline struct rcu_thread *rcu_slot_get(int slot)
 {
-	_Atomic(struct rcu_thread *) *chunk = rcu_state.slot_chunks[slot / SLOT_CHUNK];
+	_Atomic(struct rcu_thread *) *chunk = rcu_slot_chunks[slot / SLOT_CHUNK];
 
-	/* Acquire pairs with the release in slot_set(): the reader's
-	 * initialised fields are visible before its pointer. */
+	/* Acquire pairs with the release in slot_set() (src/slots.c): the
+	 * thread's initialised fields are visible before its pointer. */
 	return chunk ? atomic_load_explicit(&chunk[slot % SLOT_CHUNK], memory_order_acquire)
 		     : NULL;
 }
@@ -506,6 +503,7 @@ static inline const struct rcu_task_hooks *rcu_task_hooks_get(void)
 void rcu_stall_fork_child(void);                 /* fork() child step */
 void rcu_check_stall(void);
 void rcu_stall_reset(void);
+unsigned long rcu_stall_count(void);            /* warnings printed */
 void rcu_stall_set_cb_info(void (*fn)(long *pending, long *gave_up));
 
 #endif

@@ -37,7 +37,7 @@ static void rcu_gp_start_poll(unsigned long s, struct rcu_thread *r)
 {
 	if (rcu_start_this_gp(s, r) ||
 	    (!rcu_seq_done(s) &&
-	     (!atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire) ||
+	     (!rcu_gp_kthread_started() ||
 	      atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_seq_cst))))
 		rcu_gp_kthread_wake();
 }

@@ -128,30 +128,15 @@ void trcu_get_stats(struct trcu_stats *st)
 	st->gp_takeovers = atomic_load_explicit(&rcu_state.n_takeover, memory_order_relaxed);
 	st->async_wakes_skipped = atomic_load_explicit(&rcu_state.n_async_skip,
 						       memory_order_relaxed);
-	st->stall_warnings = atomic_load_explicit(&rcu_state.n_stall, memory_order_relaxed);
+	st->stall_warnings = rcu_stall_count();
 	st->membarriers = atomic_load_explicit(&rcu_state.n_mb, memory_order_relaxed);
 	st->fenced = rcu_state.fenced;
-	st->nr_slots = atomic_load_explicit(&rcu_state.nr_slots, memory_order_relaxed);
+	st->nr_slots = rcu_slot_count();
 	st->tree_levels = t->levels;
 	st->tree_nodes = t->nr_nodes;
 	rcu_nocb_stats(st);
 	kvfree_stats(&st->frees_queued, &st->frees_done, &st->frees_fallback);
 	rcu_sr_stats(st);
-}
-
-/* Join the GP kthread; if a reader keeps its grace period from ending for
- * longer than a stall timeout, say so and leave it rather than hang exit. */
-static void rcu_gp_kthread_join(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += TUN(stall_timeout_ms) / 1000 + 1;
-	if (pthread_timedjoin_np(rcu_state.kthread, NULL, &ts)) {
-		sys_warn("shutdown: the GP kthread is still waiting for a reader after %ld s; "
-			  "not joined", TUN(stall_timeout_ms) / 1000 + 1);
-		pthread_detach(rcu_state.kthread);
-	}
 }
 
 static void __trcu_shutdown(void)
@@ -171,11 +156,7 @@ static void __trcu_shutdown(void)
 	rcu_nocb_shutdown();
 	if (atomic_exchange_explicit(&rcu_state.shutting_down, true, memory_order_acq_rel))
 		return;
-	if (atomic_load_explicit(&rcu_state.kthread_started, memory_order_acquire)) {
-		atomic_fetch_add_explicit(&rcu_state.kthread_futex, 1, memory_order_seq_cst);
-		sys_futex_wake(&rcu_state.kthread_futex, 1);
-		rcu_gp_kthread_join();
-	}
+	rcu_gp_kthread_stop();
 	trcu_unregister_thread();
 	rcu_busy_enter();   /* ofl_lock: see rcu_busy_enter() */
 	pthread_mutex_lock(&rcu_state.ofl_lock);

@@ -217,8 +217,9 @@ int rcu_tree_cover_slot_locked(int slot)
 static void rcu_tree_install_locked(void)
 {
 	struct rcu_tree *old = rcu_tree(), *t = rcu_state.tree_next;
+	int hwm = rcu_slot_hwm();
 
-	for (int s = 0; s < rcu_state.slot_hwm; s++) {
+	for (int s = 0; s < hwm; s++) {
 		if (rcu_slot_get(s)) {
 			struct rcu_node *leaf = rcu_tree_leaf(t, s);
 

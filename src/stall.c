@@ -13,9 +13,22 @@
 
 #define STALL_MAX_NAMED 16
 
+/* The application's hook (trcu_set_stall_handler()) under stall_lock; the
+ * next warning's time, by the GP driver only (gp_mutex); the count. */
+static trcu_stall_fn stall_fn;
+static void *stall_arg;
+static pthread_mutex_t stall_lock = PTHREAD_MUTEX_INITIALIZER;
+static long next_stall_ns;
+static _Atomic unsigned long n_stall;
+
+unsigned long rcu_stall_count(void)
+{
+	return atomic_load_explicit(&n_stall, memory_order_relaxed);
+}
+
 void rcu_stall_reset(void)
 {
-	rcu_state.next_stall_ns = rcu_state.gp_start_ns + TUN(stall_timeout_ms) * 1000000L;
+	next_stall_ns = rcu_state.gp_start_ns + TUN(stall_timeout_ms) * 1000000L;
 }
 
 static void thread_name(int tid, char *buf, size_t len)
@@ -80,15 +93,17 @@ static __thread bool stall_forked_here;
 
 void rcu_stall_fork_child(void)
 {
+	/* A hook running on a thread that is gone here held the lock. */
+	pthread_mutex_init(&stall_lock, NULL);
 	stall_forked_here = stall_in_hook;
 }
 
 static void stall_emit(const char *msg)
 {
-	pthread_mutex_lock(&rcu_state.stall_lock);
-	if (rcu_state.stall_fn) {
+	pthread_mutex_lock(&stall_lock);
+	if (stall_fn) {
 		stall_in_hook = true;
-		rcu_state.stall_fn(msg, rcu_state.stall_arg);
+		stall_fn(msg, stall_arg);
 		stall_in_hook = false;
 		if (TRCU_UNLIKELY(stall_forked_here))
 			sys_die("fork() from the stall-warning hook: the child returned from the "
@@ -96,7 +111,7 @@ static void stall_emit(const char *msg)
 	} else {
 		fputs(msg, stderr);
 	}
-	pthread_mutex_unlock(&rcu_state.stall_lock);
+	pthread_mutex_unlock(&stall_lock);
 }
 
 /*
@@ -141,9 +156,9 @@ void rcu_check_stall(void)
 	char msg[512], name[32];
 	int cs, ntasks;
 
-	if (now < rcu_state.next_stall_ns)
+	if (now < next_stall_ns)
 		return;
-	rcu_state.next_stall_ns = now + 3 * TUN(stall_timeout_ms) * 1000000L;
+	next_stall_ns = now + 3 * TUN(stall_timeout_ms) * 1000000L;
 	stall_collect(&sa);
 	/* The GP driver holds gp_mutex: no cancellation may act in fopen(),
 	 * fputs() or the application's hook (internal.h). */
@@ -154,7 +169,7 @@ void rcu_check_stall(void)
 		sys_cancel_restore(cs);
 		return;
 	}
-	atomic_fetch_add_explicit(&rcu_state.n_stall, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n_stall, 1, memory_order_relaxed);
 	for (int i = 0; i < sa.n; i++) {
 		thread_name(sa.h[i].tid, name, sizeof(name));
 		snprintf(msg, sizeof(msg),
@@ -179,8 +194,8 @@ void rcu_check_stall(void)
 void trcu_set_stall_handler(trcu_stall_fn fn, void *arg)
 {
 	rcu_init();
-	pthread_mutex_lock(&rcu_state.stall_lock);
-	rcu_state.stall_fn = fn;
-	rcu_state.stall_arg = arg;
-	pthread_mutex_unlock(&rcu_state.stall_lock);
+	pthread_mutex_lock(&stall_lock);
+	stall_fn = fn;
+	stall_arg = arg;
+	pthread_mutex_unlock(&stall_lock);
 }

@@ -39,8 +39,6 @@ struct rcu_state rcu_state = {
 	.sr_init_seq = RCU_SEQ_INIT,
 	.gp_mutex = PTHREAD_MUTEX_INITIALIZER,
 	.ofl_lock = PTHREAD_MUTEX_INITIALIZER,
-	.stall_lock = PTHREAD_MUTEX_INITIALIZER,
-	.kthread_start_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /*

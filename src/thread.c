@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Threads: registration (a "CPU coming online", applied at the next GP
- * start), the slot table, automatic unregistration at thread exit, QSBR
- * online/offline, and the read side's out-of-line slow paths and misuse
- * checks.
+ * start) into the slot table (src/slots.c), automatic unregistration at
+ * thread exit, QSBR online/offline, and the read side's out-of-line slow
+ * paths and misuse checks.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +16,9 @@
 #include "task.h"   /* rcu_watching_enter()/exit() */
 
 __thread struct trcu_reader trcu_reader_tls = { .nest_flags = TRCU_RF_UNREG };
+
+/* Unregisters a thread that exits still registered (rcu_thread_init()). */
+static pthread_key_t thread_exit_key;
 
 /* Emergency sections in progress, every thread (see emerg_enter()). */
 static unsigned long emerg_readers;
@@ -44,82 +47,7 @@ unsigned int rcu_section_depth(void)
 	return rcu_nesting(&trcu_reader_tls) - rcu_thread_tls.depth_bias;
 }
 
-/* ---- The slot table ------------------------------------------------------ */
-
-static void slot_set(int slot, struct rcu_thread *r)
-{
-	atomic_store_explicit(&rcu_state.slot_chunks[slot / SLOT_CHUNK][slot % SLOT_CHUNK], r,
-			      memory_order_release);
-}
-
-/*
- * The bitmap's first words and the first chunk are static: the library's
- * init and the first SLOT_CHUNK registrations allocate nothing, so a signal
- * handler's first rcu_read_lock(), which may run both (docs/design.md,
- * "Signal handlers"), calls no malloc().
- */
-#define SLOT_STATIC_WORDS 4
-static unsigned long slot_used_static[SLOT_STATIC_WORDS];
-static _Atomic(struct rcu_thread *) slot_chunk_static[SLOT_CHUNK];
-
-/* A bitmap of nw words keeping the w in use; NULL when out of memory. */
-static unsigned long *slot_bitmap_grow(int w, int nw)
-{
-	unsigned long *nb;
-
-	if (nw <= SLOT_STATIC_WORDS)
-		return slot_used_static;
-	nb = malloc((size_t)nw * sizeof(*nb));
-	if (!nb)
-		return NULL;
-	if (w)
-		memcpy(nb, rcu_state.slot_used, (size_t)w * sizeof(*nb));
-	if (rcu_state.slot_used != slot_used_static)
-		free(rcu_state.slot_used);
-	return nb;
-}
-
-/* Lowest free slot, growing the bitmap and chunk table; under ofl_lock. */
-static int slot_alloc(void)
-{
-	int w, b, slot;
-
-	for (w = 0; w < rcu_state.slot_used_words; w++)
-		if (~rcu_state.slot_used[w])
-			break;
-	if (w == rcu_state.slot_used_words) {
-		int nw = w ? 2 * w : SLOT_STATIC_WORDS;
-		unsigned long *nb;
-
-		if ((long)nw * 64 > (long)SLOT_CHUNK * SLOT_MAX_CHUNKS)
-			return -1;
-		nb = slot_bitmap_grow(w, nw);
-		if (!nb)
-			return -1;
-		memset(nb + w, 0, (size_t)(nw - w) * sizeof(*nb));
-		rcu_state.slot_used = nb;
-		rcu_state.slot_used_words = nw;
-	}
-	b = __builtin_ctzl(~rcu_state.slot_used[w]);
-	slot = w * 64 + b;
-	if (slot >= SLOT_CHUNK * SLOT_MAX_CHUNKS)
-		return -1;
-	if (!rcu_state.slot_chunks[slot / SLOT_CHUNK]) {
-		void *c = slot / SLOT_CHUNK ? calloc(SLOT_CHUNK, sizeof(struct rcu_thread *))
-					    : (void *)slot_chunk_static;
-
-		if (!c)
-			return -1;
-		rcu_state.slot_chunks[slot / SLOT_CHUNK] = c;
-	}
-	rcu_state.slot_used[w] |= 1UL << b;
-	return slot;
-}
-
-static void slot_free(int slot)
-{
-	rcu_state.slot_used[slot / 64] &= ~(1UL << (slot % 64));
-}
+/* ---- Registration: slots and the tree -------------------------------- */
 
 /* Mark a slot online in its leaf; under ofl_lock.  A slot beyond the
  * current tree is covered by the prepared one (slot_register()), which
@@ -147,11 +75,11 @@ static int slot_register(struct rcu_thread *r)
 	int slot;
 
 	pthread_mutex_lock(&rcu_state.ofl_lock);
-	slot = slot_alloc();
+	slot = rcu_slot_alloc();
 	/* The tree grows here, where ENOMEM can be returned, not at the GP
 	 * start that needs it. */
 	if (slot >= 0 && rcu_tree_cover_slot_locked(slot)) {
-		slot_free(slot);
+		rcu_slot_free(slot);
 		slot = -1;
 	}
 	if (slot < 0) {
@@ -160,42 +88,28 @@ static int slot_register(struct rcu_thread *r)
 		return -1;
 	}
 	r->slot = slot;
-	slot_set(slot, r);
-	if (slot + 1 > rcu_state.slot_hwm)
-		rcu_state.slot_hwm = slot + 1;
+	rcu_slot_install(slot, r);
 	slot_online_locked(slot, true);
-	atomic_fetch_add_explicit(&rcu_state.nr_slots, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 	return 0;
 }
 
 /*
  * fork() child (src/fork.c): only the calling thread exists.  Drop every
- * other slot and rebuild the leaves' online masks of tree t from what is
- * left; ofl_lock is the caller's (freshly initialised, nobody else runs).
- * The dropped threads' reader structures are copies nobody updates.
+ * other slot (src/slots.c) and rebuild the leaves' online masks of tree t
+ * from what is left; ofl_lock is the caller's (freshly initialised, nobody
+ * else runs).
  */
 void rcu_slots_fork_child(struct rcu_tree *t)
 {
 	struct rcu_thread *self = &rcu_thread_tls;
-	int l = t->levels - 1, n = 0;
+	int l = t->levels - 1;
 
 	for (int j = 0; j < t->level_cnt[l]; j++)
 		t->nodes[t->level_first[l] + j].qsmaskinitnext = 0;
-	for (int s = 0; s < rcu_state.slot_hwm; s++) {
-		struct rcu_thread *r = rcu_slot_get(s);
-
-		if (!r)
-			continue;
-		if (r != self) {
-			slot_set(s, NULL);
-			slot_free(s);
-			continue;
-		}
-		n++;
-		slot_online_locked(s, true);
-	}
-	atomic_store_explicit(&rcu_state.nr_slots, n, memory_order_relaxed);
+	rcu_slot_table_fork_child(self);
+	if (self->slot >= 0 && rcu_slot_get(self->slot) == self)
+		slot_online_locked(self->slot, true);
 	/* Other threads' emergency sections do not exist in the child. */
 	__atomic_store_n(&emerg_readers, self->emerg_depth, __ATOMIC_RELAXED);
 }
@@ -248,7 +162,7 @@ static int register_thread(struct trcu_reader *r, struct rcu_thread *t)
 	__atomic_store_n(&r->need_qs, 0, __ATOMIC_RELAXED);
 	atomic_store_explicit(&t->gp_blocked, 0, memory_order_relaxed);
 	/* Even and non-zero: registered, quiescent.  Published to the GP
-	 * machinery by slot_set()'s release. */
+	 * machinery by rcu_slot_install()'s release. */
 	__atomic_store_n(&r->watching, 2, __ATOMIC_RELAXED);
 	if (slot_register(t)) {
 		__atomic_store_n(&r->watching, 0, __ATOMIC_RELAXED);
@@ -259,7 +173,7 @@ static int register_thread(struct trcu_reader *r, struct rcu_thread *t)
 	reader_flags_set(r, rcu_state.fenced ? TRCU_RF_FENCED : 0,
 			 TRCU_RF_UNREG | TRCU_RF_FENCED | TRCU_RF_QSBR);
 	/* The destructor unregisters a thread that exits without doing so. */
-	pthread_setspecific(rcu_state.exit_key, t);
+	pthread_setspecific(thread_exit_key, t);
 	return 0;
 }
 
@@ -306,14 +220,12 @@ static void unregister_thread(struct trcu_reader *r, struct rcu_thread *t)
 	slot_online_locked(slot, false);
 	/* A GP may be waiting on this slot: the thread is quiescent for good. */
 	rcu_report_qs_slot(slot, true);
-	slot_set(slot, NULL);
-	slot_free(slot);
-	atomic_fetch_sub_explicit(&rcu_state.nr_slots, 1, memory_order_relaxed);
+	rcu_slot_remove(slot);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 	t->slot = -1;
 	t->qsbr = false;
 	__atomic_store_n(&r->watching, 0, __ATOMIC_RELAXED);
-	pthread_setspecific(rcu_state.exit_key, NULL);
+	pthread_setspecific(thread_exit_key, NULL);
 }
 
 /*
@@ -380,7 +292,7 @@ int rcu_kthread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 
 void rcu_thread_init(void)
 {
-	if (pthread_key_create(&rcu_state.exit_key, thread_exit_destructor))
+	if (pthread_key_create(&thread_exit_key, thread_exit_destructor))
 		sys_die("pthread_key_create failed");
 }
 

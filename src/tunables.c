@@ -335,11 +335,11 @@ void tun_init(void)
  */
 static int rcu_tree_reshape(long fanout, long fanout_leaf)
 {
-	int ret = rcu_tree_prepare_locked(rcu_state.slot_hwm, (int)fanout, (int)fanout_leaf);
+	int ret = rcu_tree_prepare_locked(rcu_slot_hwm(), (int)fanout, (int)fanout_leaf);
 
 	if (ret)
 		sys_warn("fanout=%ld fanout_leaf=%ld refused: cannot build the rcu_node tree "
-			  "for %d threads: %s", fanout, fanout_leaf, rcu_state.slot_hwm,
+			  "for %d threads: %s", fanout, fanout_leaf, rcu_slot_hwm(),
 			  strerror(errno));
 	return ret;
 }

@@ -24,6 +24,7 @@
 #include "check.h"
 #include "holder.h"
 #include "internal.h"
+#include "gp.h"
 
 static _Atomic int returned;
 
@@ -39,14 +40,14 @@ static int run_case(long drive_max, bool kthread_expected)
 	pthread_create(&x, NULL, sync_caller_fn, &returned);
 	CHECK_WITHIN_MS(atomic_load(&rcu_state.nr_sync_waiters) >= 1, 10000);
 	usleep(20000);                    /* X is driving, held by the reader */
-	CHECK(!atomic_load(&rcu_state.kthread_started));
+	CHECK(!rcu_gp_kthread_started());
 	pthread_create(&y, NULL, sync_caller_fn, &returned);
 	CHECK_WITHIN_MS(atomic_load(&rcu_state.nr_sync_waiters) >= 2, 10000);
 	if (kthread_expected) {
-		CHECK_WITHIN_MS(atomic_load(&rcu_state.kthread_started), 10000);
+		CHECK_WITHIN_MS(rcu_gp_kthread_started(), 10000);
 	} else {
 		usleep(50000);            /* Y has decided (a slower Y passes too) */
-		CHECK(!atomic_load(&rcu_state.kthread_started));
+		CHECK(!rcu_gp_kthread_started());
 	}
 	CHECK_EQ(atomic_load(&returned), 0);
 	holder_release(&h);

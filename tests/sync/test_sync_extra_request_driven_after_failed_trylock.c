@@ -21,6 +21,7 @@
 #include "check.h"
 #include "holder.h"
 #include "internal.h"
+#include "gp.h"
 #include "sync_list.h"
 
 void __real_rcu_sr_normal_add_req(struct sr_node *n);
@@ -140,7 +141,7 @@ int main(void)
 	trcu_get_stats(&st);
 	printf("after %ld ms: gp_seq %lu gp_seq_needed %lu kthread_started %d gp_completed %ld\n",
 	       check_now_ms() - t0, trcu_gp_seq(), atomic_load(&rcu_state.gp_seq_needed),
-	       (int)atomic_load(&rcu_state.kthread_started), (long)st.gp_completed);
+	       (int)rcu_gp_kthread_started(), (long)st.gp_completed);
 	atomic_store(&quit, 1);
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);

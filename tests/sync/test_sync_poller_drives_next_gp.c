@@ -19,6 +19,7 @@
 #include "check.h"
 #include "holder.h"
 #include "internal.h"
+#include "gp.h"
 
 static _Atomic int returned;
 
@@ -47,7 +48,7 @@ static int run_case(void)
 	pthread_join(y, NULL);
 	trcu_get_stats(&b);
 	CHECK_EQ(atomic_load(&returned), 2);
-	CHECK(!atomic_load(&rcu_state.kthread_started));
+	CHECK(!rcu_gp_kthread_started());
 	CHECK_EQ(b.gp_driven_by_kthread - a.gp_driven_by_kthread, 0);
 	return 0;
 }

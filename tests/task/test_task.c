@@ -526,7 +526,7 @@ static void all_workers_gone_child(void)
 			trcu_task_init(&exit_tasks[i], 20 + (uint64_t)i, "stranded");
 		CHECK(pthread_create(&th, NULL, exiting_worker, NULL) == 0);
 		pthread_join(th, NULL);
-		CHECK_EQ(atomic_load(&rcu_state.nr_slots), 0);
+		CHECK_EQ(rcu_slot_count(), 0);
 		atomic_store(&child_gp_done, false);
 		CHECK(pthread_create(&th, NULL, child_sync, NULL) == 0);
 		usleep(300 * 1000);
