@@ -303,8 +303,8 @@ static void rcu_gp_sleep(long ticks)
  * and rescan (a reader running on another CPU leaves its section within
  * nanoseconds).  Not sched_yield(): on a machine whose CPUs are all busy
  * that hands the CPU to a busy thread for a whole time slice while the
- * holdout, preempted, cannot run (4 ms p50 with two busy readers on two
- * CPUs).  Then ask the holdouts to report (->need_qs + membarrier + rescan)
+ * holdout, preempted, cannot run (docs/decisions.md, "Who drives and who
+ * is woken").  Then ask the holdouts to report (->need_qs + membarrier + rescan)
  * and sleep until a report empties the root or the next FQS tick.
  * Expedited: the same, with short sleeps instead of ticks.
  *

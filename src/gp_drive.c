@@ -35,10 +35,10 @@
  * rcu_barrier() waits for callbacks (nr_cb_waiters).  The others (the GP
  * kthread and the offload threads, "asynchronous" waiters) sleep at most an
  * async recheck interval (rcu_async_wait_ns(): 1 to 4 ticks) and look again
- * by themselves: a futex wake costs the caller tens of microseconds (an IPI
- * to the idle CPU, or the woken thread preempting it), half of what it
- * waited for the GP itself (seeds 004, traced with src/trace.h: figures in
- * docs/design.md).  Callbacks nobody waits for may run up to 4 ticks later.
+ * by themselves: a futex wake is paid by the caller on its way out (an IPI
+ * to the idle CPU, or the woken thread preempting it), a cost of the order
+ * of the GP it waited for (docs/decisions.md, "Who drives and who is
+ * woken").  Callbacks nobody waits for may run up to 4 ticks later.
  */
 static void rcu_wake_gp_waiters(bool async_too)
 {
@@ -348,10 +348,11 @@ void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr)
 }
 
 /*
- * A grace period usually ends within microseconds, and a futex wake-up costs
- * tens of them here: poll gp_end_futex briefly before sleeping (as liburcu's
- * waiters do).  Bounded, and with pause instructions, so an oversubscribed
- * machine loses little.  Returns true when the word moved.
+ * A grace period with no holdout ends sooner than a futex wake-up would
+ * reach its sleeper: poll gp_end_futex briefly before sleeping (as
+ * liburcu's waiters do).  Bounded, and with pause instructions, so an
+ * oversubscribed machine loses little (docs/decisions.md, "Waiters poll
+ * before they sleep").  Returns true when the word moved.
  */
 #define RCU_WAIT_SPIN_NS (5 * 1000L)
 
@@ -374,16 +375,18 @@ static bool rcu_wait_gp_spin(uint32_t v)
  * Before handing off, serve the callers already waiting: drive until the
  * furthest GP requested *now* (at most two more GPs, since the target is
  * fixed).  Handing off instead wakes every sleeper to race for gp_mutex,
- * and with 64 callers on 2 CPUs some lost that race for a second and more
- * (seeds 003: max 1.6 s, one thread making 3x its share of the calls).
+ * and with more callers than CPUs some can lose that race again and again:
+ * serving them bounds each one's wait to the GPs already asked for
+ * (docs/decisions.md, "The driver serves the waiters already there").
  */
 static void rcu_gp_serve_waiters(struct rcu_thread *r, enum rcu_driver_kind kind)
 {
 	unsigned long need = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire);
 
-	/* Seed-004 list waiters too: left to the GP kthread, their GP waited
-	 * for it to be scheduled, behind an offload thread's batch when the
-	 * driver was that thread (seeds 004: p99 0.7 ms at 100k callbacks). */
+	/* List waiters too: left to the GP kthread, their GP waits for it to
+	 * be scheduled, behind an offload thread's batch when the driver is
+	 * that thread (docs/decisions.md, "The driver serves the waiters
+	 * already there"). */
 	/* A caller serves synchronize_rcu() callers only: the asynchronous
 	 * waiters look again by themselves (rcu_wake_gp_waiters()). */
 	_Atomic int *waiters = kind == RCU_DRV_CALLER ? &rcu_state.nr_sync_gp_waiters

@@ -69,8 +69,9 @@ void nocb_wake(struct nocb_group *grp)
  * driver may be queued behind us: with `left` callbacks still to handle,
  * sleep until that changes, at most nocb_defer_us, once per situation (see
  * rcu_note_sync_wake()).  Not for short work: when the rest of the batch is
- * the wakeme callbacks of 64 callers, napping delays the callers it would
- * serve (seeds 003: wakeme p50 0.2 -> 1.2 ms).
+ * the wakeme callbacks of the waiting callers, napping delays the callers
+ * it would serve (docs/decisions.md, "Offload threads nap only before long
+ * batches").
  */
 #define NOCB_DEFER_MIN_CBS 1000
 

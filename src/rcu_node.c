@@ -250,9 +250,9 @@ void rcu_gp_kick_driver(void)
 		 * A synchronize_rcu() caller driving its own GP (not yieldable)
 		 * is a woken caller too: an offload thread flushing or running
 		 * a long batch defers to it until it runs (section 9 of
-		 * design.md).  Not counted, the woken driver sat behind a 100k
-		 * flush on the CPU it was queued on (seeds 004, traced: 250 us).
-		 * Counted before the wake, as every sync wake; a hint (relaxed):
+		 * design.md).  Not counted, the woken driver waits behind a
+		 * long flush on the CPU it was queued on (docs/decisions.md,
+		 * "Who drives and who is woken").  Counted before the wake, as every sync wake; a hint (relaxed):
 		 * a kick that races with the end of a kthread's GP may count a
 		 * wake nobody records, which costs one nap of nocb_defer_us.
 		 */
@@ -475,8 +475,8 @@ static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r)
 	unsigned long old;
 
 	/* Already asked for, and gp_seq_needed only grows: skip the funnel's
-	 * locks (64 callers queued on the leaf lock, seeds 003).  Acquire:
-	 * pairs with the CAS below. */
+	 * locks, which every caller of a busy GP would otherwise queue on at
+	 * its leaf.  Acquire: pairs with the CAS below. */
 	if (ULONG_CMP_GE(atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire), s))
 		return false;
 	for (; rnp; rnp = rnp->parent) {

@@ -29,8 +29,7 @@
  * is about to invoke a long batch, and the caller then waits for the whole
  * batch: the scheduler protects the running thread's slice whatever its nice
  * value, and a yield does not help a caller that has used more than its
- * share (seeds 004 traced with sched events: 0.7-0.9 ms behind 100k
- * callbacks).  So wakers count here, woken callers record the count once
+ * share (docs/decisions.md, "Who drives and who is woken").  So wakers count here, woken callers record the count once
  * they run, and an offload thread that sees the two differ sleeps until a
  * caller has run, at most nocb_defer_us (nocb_defer_to_woken()): the
  * callbacks can wait, the caller is blocked.  The counters are relaxed (a
@@ -55,9 +54,10 @@ void rcu_note_sync_resume(void)
  * Should an offload thread hold its callbacks back?  Yes while a woken
  * synchronize_rcu() caller has not run yet, and while a caller waits for a
  * GP that has been requested but not ended: its driver (the GP kthread,
- * say) may be the thread this one just preempted (traced: the GP kthread
- * woke the offload thread, which took its CPU for 0.65 ms).  The key names
- * the situation, so that each is deferred to once.
+ * say) may be the thread this one just preempted, the one whose wake-up
+ * gave this thread the CPU (docs/decisions.md, "Offload threads nap only
+ * before long batches").  The key names the situation, so that each is
+ * deferred to once.
  */
 /* A synchronize_rcu() caller (futex or list path; the wakeme path's caller
  * needs the offload thread to run its callback) starts or ends its wait.
@@ -131,9 +131,9 @@ bool rcu_sync_key_same(const struct rcu_sync_key *k, const struct rcu_sync_key *
 /*
  * Nap until the situation `key` has changed, or timeout_ns.  Naps, not a
  * futex wait the caller ends: a wake-up from the caller would hand the
- * offload thread the caller's CPU at once (traced: the caller then waited
- * 1.2 ms more before returning).  A nap ends on a timer, by which time the
- * caller has returned.
+ * offload thread the caller's CPU at once, before the caller returns
+ * (docs/decisions.md, "Offload threads nap only before long batches").  A
+ * nap ends on a timer, by which time the caller has returned.
  */
 #define RCU_SYNC_NAP_NS (20 * 1000L)
 

@@ -158,8 +158,7 @@ void trace_record(const char *ev, long arg)
 		return;
 	if (!tr_tid)
 		tr_tid = sys_gettid();
-	/* The CPU too: where a woken thread runs against its waker's (the
-	 * caller's wake-up after the release, as in seed 004). */
+	/* The CPU too: where a woken thread runs against its waker's. */
 	tr_buf[i] = (struct tr_ev){ sys_now_ns(), tr_tid, sched_getcpu(), ev, arg };
 }
 #endif

@@ -11,8 +11,8 @@
 
 /* Counted while rcu_task_lock_timing is set (the lock figures), except the
  * enqueue/dequeue counts, which are always kept.  One per thread (its
- * owner's plain load and store: no shared cache line on the paths
- * measured), summed when read. */
+ * owner's plain load and store: no shared cache line on the timed
+ * paths), summed when read. */
 struct rcu_task_stats {
 	struct rcu_task_stats *next;           /* every thread's, never freed */
 	_Atomic unsigned long node_lock_acq;   /* leaf-lock acquisitions by task paths */

@@ -2,7 +2,8 @@
 /*
  * Debug-only event trace (build with -DTREERCU_TRACE=1): timestamped events
  * in one ring, dumped at exit to $TREERCU_TRACE_FILE.  Compiled out
- * otherwise.  Used to find where synchronize_rcu() time goes (seeds 004).
+ * otherwise.  Shows where synchronize_rcu() time goes: who ran, woke and
+ * waited, when, on which CPU (docs/design.md, "Tracing").
  */
 #ifndef TREERCU_TRACE_H
 #define TREERCU_TRACE_H

@@ -110,10 +110,10 @@ long tun_usable_cpus(void)
 }
 
 /*
- * synchronize_rcu()'s path by CPU count.  The kernel (seed 003): the
- * waiter list on 16 CPUs or fewer, wait_rcu_gp() above.  treercu: the list
- * on 16 or fewer too, where it was measured (seeds 003, 64 callers against
- * liburcu: docs/benchmarks.md); the GP-end futex above, unmeasured there.
+ * synchronize_rcu()'s path by CPU count, as the kernel's
+ * rcu_normal_wake_from_gp: the waiter list on 16 CPUs or fewer; above, the
+ * kernel's wait_rcu_gp() or treercu's GP-end futex by profile
+ * (docs/decisions.md, "synchronize_rcu() is woken from the grace period").
  */
 static long sync_path_for_cpus(enum tun_profile p)
 {

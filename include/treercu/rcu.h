@@ -184,9 +184,9 @@ static inline void trcu_read_lock(void)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 #if TRCU_READ_GEN
 		/* No load of ->watching at all: no store-load chain from call
-		 * to call (it cost 4.7 ns per pair, and its load for a
-		 * "registered?" test alone 20%: scripts/bench/readside_chains.c
-		 * E and F).  Relaxed: TSO keeps this load before the section's
+		 * to call, and no load for a "registered?" test
+		 * (docs/decisions.md, "The read side on x86-64 stores the
+		 * reader generation").  Relaxed: TSO keeps this load before the section's
 		 * loads, and a section that read the current GP's generation
 		 * sees what preceded that GP (causality through the GP
 		 * driver's stores: rcu_watching_qs()); one that read an older

@@ -310,11 +310,10 @@ TRCU_API const char *trcu_wq_affn_name(enum trcu_wq_affn scope);
 TRCU_API int trcu_wq_affn_from_name(const char *name);
 
 /*
- * Wake-up placement (seed 001).  false (default): the worker to wake is
- * picked under the pool lock (kick_pool_pick()) and woken after the lock is
- * dropped.  true: woken while the lock is held (the behaviour before the
- * seed).  Environment: TREERCU_WQ_WAKE_UNDER_LOCK=0|1.  Takes effect for
- * the next wake-up.
+ * Wake-up placement.  false (default): the worker to wake is picked under
+ * the pool lock (kick_pool_pick()) and woken after the lock is dropped.
+ * true: woken while the lock is held, for comparison.  Environment:
+ * TREERCU_WQ_WAKE_UNDER_LOCK=0|1.  Takes effect for the next wake-up.
  */
 TRCU_API void trcu_wq_set_wake_under_lock(bool on);
 TRCU_API bool trcu_wq_get_wake_under_lock(void);

@@ -48,7 +48,7 @@ void process_one_work(struct worker *w, struct trcu_work *work)
 
 	/* Chain kick: for unbound pools (nr_running is always 0) wake another
 	 * idle worker if more work is pending.  Picked under the lock, woken
-	 * after it is dropped (seed 001). */
+	 * after it is dropped (kick_pool_pick()). */
 	wake = wake_locked_or_defer(kick_pool_pick(pool));
 
 	set_work_pool_and_clear_pending(work, pool);

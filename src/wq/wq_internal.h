@@ -406,8 +406,9 @@ static inline bool need_to_create_worker(struct worker_pool *pool)
 /*
  * kick_pool_pick: the worker to wake for @pool's pending work, or NULL.
  * Everything that needs the pool lock (the choice of worker) happens here;
- * the caller wakes the worker after dropping the lock (seed 001), or before
- * when wake_under_lock is set.
+ * the caller wakes the worker after dropping the lock, so that producers
+ * waiting for the lock do not wait for the waker's system call too
+ * (docs/decisions.md), or before when wake_under_lock is set.
  */
 static inline struct worker *kick_pool_pick(struct worker_pool *pool)
 {

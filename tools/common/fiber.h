@@ -6,8 +6,7 @@
  * back to whichever worker runs them and may be moved to another worker's
  * queue at each yield.  The context switch is hand-written (x86-64,
  * arm64: callee-saved registers and the stack pointer; no system call),
- * 40-100 ns here against microseconds for swapcontext(), which makes an
- * rt_sigprocmask() call per switch.  The runtime calls treercu's scheduler
+ * unlike swapcontext(), which makes an rt_sigprocmask() call per switch.  The runtime calls treercu's scheduler
  * hooks around every run of a fiber, as an application's runtime would.
  */
 #ifndef TREERCU_TOOL_FIBER_H

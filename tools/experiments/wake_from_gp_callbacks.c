@@ -88,9 +88,8 @@ enum { H_IDLE, H_HOLD, H_HELD, H_CALLING, H_RELEASED, H_STOP };
 /*
  * Holder and caller hand the state over on a futex: neither polls, so the
  * threads of the experiment are only the caller, the holder (blocked) and
- * treercu's own.  (A 10 us polling loop here kept one of the two CPUs busy
- * and, traced with perf sched, put the woken caller behind the offload
- * thread's batch.)
+ * treercu's own.  (A polling loop here would keep a CPU busy and put the
+ * woken caller behind the offload thread's batch on a small machine.)
  */
 static void s4_set_state(int *st, int v)
 {
@@ -166,7 +165,7 @@ static double s4_sample(struct s4_ctx *c, long k, double *pos, double *pend)
 	*pos = (double)(atomic_load(&s4_ran) - base);
 	if (c->hold) {
 		/* From the release, or from the call when the caller was
-		 * preempted before making it (traced: woken by our own futex
+		 * preempted before making it (woken by our own futex
 		 * hand-off, the holder can take this thread's CPU, and the
 		 * offload thread runs next): latency starts at whichever of
 		 * the two comes later. */

@@ -301,9 +301,8 @@ static unsigned long fwd_flood(double secs, unsigned long *peak)
 		/* Hurry, as the kernel's rcutorture floods (cur_ops->call is
 		 * call_rcu_hurry() since lazy RCU): the barrier thread sets
 		 * lazy=1 for a moment now and then, and flood callbacks queued
-		 * then waited out lazy_flush_ms (10 s) while unrelated GPs ran:
-		 * "12 grace periods after the flood ended" under TSan, max
-		 * drain 10069.7 ms. */
+		 * then would wait out lazy_flush_ms (10 s) while unrelated GPs
+		 * run, failing the drain check. */
 		call_rcu_hurry(&f->rh, fwd_cb);
 		n++;
 		pend = n - atomic_load_explicit(&cbt.fwd_invoked, memory_order_relaxed);
