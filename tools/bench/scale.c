@@ -7,8 +7,11 @@
  * before the next; configurations are
  * interleaved over the repeats and every figure is the median of its
  * repeats.  `--sync-path 0|1|2|all` measures treercu's synchronize_rcu()
- * paths (normal_wake_from_gp) in turn.  `--callbacks` (and every full run)
- * adds the callback benchmarks (callbacks.c).
+ * paths (normal_wake_from_gp) in turn.  `--idle N[,N...]` runs the matrix
+ * once per count of idle registered threads (each sleeping on a condition
+ * variable for the whole run), interleaved with the rest: the grace-period
+ * cost as the registry grows.  `--callbacks` (and every full run) adds the
+ * callback benchmarks (callbacks.c).
  */
 #define _GNU_SOURCE   /* malloc_trim */
 #include <malloc.h>
@@ -31,22 +34,26 @@
 #define NCALL 3
 #define MAX_CALLERS 64
 #define MAX_REPS 51
-#define MAX_IDLE 16
+#define MAX_IDLE 8000          /* idle threads: a 2-core machine runs 8000 sleepers */
+#define NIDLE 8                 /* --idle: counts in one run */
+#define IDLE_STACK (128 * 1024) /* an idle thread's stack: it only registers and sleeps */
 static const int callers_of[NCALL] = { 1, 8, 64 };
 
 struct sc_ctx {
 	double dur_s;
 	bool sel[NPEER];                             /* --peers */
 	long only_rd, only_callers;                  /* -1: every configuration */
-	long idle;                                   /* idle registered threads */
+	int nidle;                                   /* --idle: how many counts */
+	long idle_of[NIDLE];                         /* idle registered threads */
 	struct lat_hist *hist;                       /* MAX_CALLERS histograms */
-	struct scale_point pt[NPEER][NRD][NCALL][MAX_REPS];
+	struct scale_point pt[NPEER][NIDLE][NRD][NCALL][MAX_REPS];
 };
 
 struct sc_run {
 	const struct peer_ops *p;
 	int stop_readers, stop_callers;
 	unsigned long reads;                         /* busy readers' sections */
+	int ready;                                   /* readers and idle threads registered */
 	pthread_mutex_t lock;                        /* idle threads wait on cond */
 	pthread_cond_t cond;
 	pthread_barrier_t start;
@@ -63,6 +70,7 @@ static void *sc_reader(void *arg)
 	unsigned long n;
 
 	run->p->thread_register();
+	__atomic_fetch_add(&run->ready, 1, __ATOMIC_RELEASE);
 	n = run->p->busy_reader(&run->stop_readers);
 	run->p->thread_unregister();
 	__atomic_fetch_add(&run->reads, n, __ATOMIC_RELAXED);
@@ -76,6 +84,7 @@ static void *sc_idle(void *arg)
 
 	run->p->thread_register();
 	run->p->thread_offline();          /* QSBR: blocked, so offline */
+	__atomic_fetch_add(&run->ready, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&run->lock);
 	while (!run->stop_readers)
 		pthread_cond_wait(&run->cond, &run->lock);
@@ -115,21 +124,53 @@ static void sc_stop_readers(struct sc_run *run, pthread_t *rt, int nrt)
 		pthread_join(rt[i], NULL);
 }
 
+/* An idle thread: a small stack, so that thousands fit. */
+static void sc_spawn_idle(pthread_t *tid, struct sc_run *run)
+{
+	pthread_attr_t a;
+
+	if (pthread_attr_init(&a) || pthread_attr_setstacksize(&a, IDLE_STACK) ||
+	    pthread_create(tid, &a, sc_idle, run)) {
+		fprintf(stderr, "treercu scale: cannot start an idle thread\n");
+		exit(1);
+	}
+	pthread_attr_destroy(&a);
+}
+
+/* Until every reader and idle thread has registered (thousands take a
+ * while to start on a loaded machine).  Acquire: pairs with the threads'
+ * release increments (their registration before the measurement). */
+static void sc_wait_ready(struct sc_run *run, int nrt)
+{
+	while (__atomic_load_n(&run->ready, __ATOMIC_ACQUIRE) < nrt)
+		sleep_ns(1000000);
+}
+
 /* One configuration, one repeat. */
-static struct scale_point sc_run_one(struct sc_ctx *c, int lib, int readers, int callers)
+static struct scale_point sc_run_one(struct sc_ctx *c, int lib, long idle, int readers,
+				     int callers)
 {
 	struct sc_run run = { .p = peer_get(lib), .lock = PTHREAD_MUTEX_INITIALIZER,
 			      .cond = PTHREAD_COND_INITIALIZER };
 	struct sc_thread th[MAX_CALLERS];
-	pthread_t rt[NRD + MAX_IDLE], ct[MAX_CALLERS];
-	int nrt = readers + (int)c->idle;
+	pthread_t *rt = malloc((size_t)(NRD + idle) * sizeof(*rt)), ct[MAX_CALLERS];
+	int nrt = readers + (int)idle;
 	struct lat_hist *all = &c->hist[0];
 	struct scale_point p;
 	uint64_t t0, el, rd_t0 = now_ns(), top;
 
+	if (!rt) {
+		fprintf(stderr, "treercu scale: out of memory\n");
+		exit(1);
+	}
 	pthread_barrier_init(&run.start, NULL, (unsigned)callers + 1);
-	for (int i = 0; i < nrt; i++)
-		tool_spawn(&rt[i], i < readers ? sc_reader : sc_idle, &run, "scale");
+	for (int i = 0; i < nrt; i++) {
+		if (i < readers)
+			tool_spawn(&rt[i], sc_reader, &run, "scale");
+		else
+			sc_spawn_idle(&rt[i], &run);
+	}
+	sc_wait_ready(&run, nrt);
 	for (int i = 0; i < callers; i++) {
 		th[i] = (struct sc_thread){ &run, &c->hist[i] };
 		lat_init(th[i].h);
@@ -145,6 +186,7 @@ static struct scale_point sc_run_one(struct sc_ctx *c, int lib, int readers, int
 	el = now_ns() - t0;
 	top = all->count;                  /* caller 0's, before the merge */
 	sc_stop_readers(&run, rt, nrt);
+	free(rt);
 	pthread_barrier_destroy(&run.start);
 	for (int i = 1; i < callers; i++) {
 		top = c->hist[i].count > top ? c->hist[i].count : top;
@@ -175,11 +217,12 @@ static bool sc_peer_selected(const struct sc_ctx *c, int lib, int rd, int k)
 static void sc_variant(int v, int rep, void *arg)
 {
 	struct sc_ctx *c = arg;
-	int lib = v % NPEER, k = v / NPEER % NCALL, rd = v / NPEER / NCALL;
+	int lib = v % NPEER, k = v / NPEER % NCALL, rd = v / NPEER / NCALL % NRD,
+	    ix = v / NPEER / NCALL / NRD;
 
 	if (!sc_peer_selected(c, lib, rd, k))
 		return;
-	c->pt[lib][rd][k][rep] = sc_run_one(c, lib, rd, callers_of[k]);
+	c->pt[lib][ix][rd][k][rep] = sc_run_one(c, lib, c->idle_of[ix], rd, callers_of[k]);
 }
 
 /* Median over the repeats of each figure. */
@@ -203,10 +246,11 @@ static struct scale_point sc_median(struct scale_point *pt, int reps, struct sum
 	return m;
 }
 
-static void sc_json(struct json *j, int lib, int rd, int k, struct summary s[6])
+static void sc_json(struct json *j, int lib, long idle, int rd, int k, struct summary s[6])
 {
 	json_obj(j, NULL);
 	json_str(j, "lib", peer_get(lib)->name);
+	json_int(j, "idle_threads", idle);
 	json_int(j, "readers", rd);
 	json_int(j, "callers", callers_of[k]);
 	json_summary(j, "p50_ns", &s[0]);
@@ -219,12 +263,13 @@ static void sc_json(struct json *j, int lib, int rd, int k, struct summary s[6])
 }
 
 /* other: treercu's point, or NULL when treercu did not run. */
-static void sc_row(struct table *t, int lib, int rd, int k, const struct scale_point *m,
-		   const struct scale_point *other, double spread)
+static void sc_row(struct table *t, int lib, long idle, int rd, int k,
+		   const struct scale_point *m, const struct scale_point *other, double spread)
 {
 	char b[3][32];
 
 	tab_cell(t, "%s", peer_get(lib)->name);
+	tab_cell(t, "%ld", idle);
 	tab_cell(t, "%d", rd);
 	tab_cell(t, "%d", callers_of[k]);
 	tab_cell(t, "%s", fmt_ns(b[0], sizeof(b[0]), m->p50));
@@ -245,35 +290,43 @@ static void sc_row(struct table *t, int lib, int rd, int k, const struct scale_p
 	}
 }
 
+/* One configuration's rows; res keeps the first idle count's medians. */
+static void sc_report_one(struct sc_ctx *c, int reps, int ix, int rd, int k, struct json *j,
+			  struct table *t, struct scale_result *res)
+{
+	struct summary s[NPEER][6];
+	struct scale_point m[NPEER];
+	const struct scale_point *tr = sc_peer_selected(c, PEER_TREERCU, rd, k) ?
+				       &m[PEER_TREERCU] : NULL;
+
+	for (int lib = 0; lib < NPEER; lib++) {
+		if (!sc_peer_selected(c, lib, rd, k))
+			continue;
+		m[lib] = sc_median(c->pt[lib][ix][rd][k], reps, s[lib]);
+		if (ix == 0)
+			res->pt[lib][rd][k] = m[lib];
+		sc_json(j, lib, c->idle_of[ix], rd, k, s[lib]);
+	}
+	for (int lib = 0; lib < NPEER; lib++)
+		if (sc_peer_selected(c, lib, rd, k))
+			sc_row(t, lib, c->idle_of[ix], rd, k, &m[lib], tr, s[lib][0].spread);
+}
+
 static void sc_report(struct sc_ctx *c, int reps, struct json *j, struct scale_result *res)
 {
 	static const char *const cols[] = {
-		"lib", "readers", "callers", "p50", "p99", "max", "calls/s", "reads M/s",
-		"p50 spread", "top caller", "p50 ratio", "p99 ratio", "calls/s ratio",
+		"lib", "idle", "readers", "callers", "p50", "p99", "max", "calls/s",
+		"reads M/s", "p50 spread", "top caller", "p50 ratio", "p99 ratio", "calls/s ratio",
 	};
-	static const int w[] = { 12, 7, 7, 10, 10, 10, 8, 6, 6, 6, 6, 6, 6 };
+	static const int w[] = { 12, 5, 7, 7, 10, 10, 10, 8, 6, 6, 6, 6, 6, 6 };
 	struct table t;
 
-	tab_start(&t, 13, cols, w);
+	tab_start(&t, 14, cols, w);
 	json_arr(j, "results");
-	for (int rd = 0; rd < NRD; rd++) {
-		for (int k = 0; k < NCALL; k++) {
-			struct summary s[NPEER][6];
-			const struct scale_point *tr = sc_peer_selected(c, PEER_TREERCU, rd, k) ?
-						       &res->pt[PEER_TREERCU][rd][k] : NULL;
-
-			for (int lib = 0; lib < NPEER; lib++) {
-				if (!sc_peer_selected(c, lib, rd, k))
-					continue;
-				res->pt[lib][rd][k] = sc_median(c->pt[lib][rd][k], reps, s[lib]);
-				sc_json(j, lib, rd, k, s[lib]);
-			}
-			for (int lib = 0; lib < NPEER; lib++)
-				if (sc_peer_selected(c, lib, rd, k))
-					sc_row(&t, lib, rd, k, &res->pt[lib][rd][k], tr,
-					       s[lib][0].spread);
-		}
-	}
+	for (int ix = 0; ix < c->nidle; ix++)
+		for (int rd = 0; rd < NRD; rd++)
+			for (int k = 0; k < NCALL; k++)
+				sc_report_one(c, reps, ix, rd, k, j, &t, res);
 	json_end(j, ']');
 }
 
@@ -288,8 +341,9 @@ const struct tool_opt scale_opts[] = {
 		"run only the configurations with N busy readers"),
 	TOPT_IX("callers", "N", "synchronize_rcu() threads", 1, MAX_CALLERS, "all of 1, 8 and 64",
 		"run only the configurations with N callers (the matrix has 1, 8, 64)"),
-	TOPT_I("idle", "N", "threads", 0, MAX_IDLE, 1, 1,
-	       "idle registered reader threads in every configuration"),
+	TOPT_S("idle", "N[,N...]", "1",
+	       "idle registered reader threads (sleeping) in every configuration; a list "
+	       "(e.g. 10,100,1000,4000) runs the matrix once per count, interleaved"),
 	TOPT_S("peers", "LIST", "all",
 	       "comma-separated peers in the synchronize_rcu() matrix: " PEER_IDS ", or all"),
 	TOPT_S("sync-path", "0|1|2|all", "the library's default path, one pass",
@@ -331,19 +385,19 @@ static void sc_sync(struct sc_ctx *c, long reps, int paths, struct json *j,
 	static const char *const pname[3] = {
 		"0: wakeme callback", "1: seed-004 waiter list", "2: GP-end futex",
 	};
-	int nvar = NPEER * NRD * NCALL, nrun = 0;
+	int nvar = NPEER * NRD * NCALL * c->nidle, nrun = 0;
 	long saved = 2;
 
 	for (int v = 0; v < nvar; v++)
-		nrun += sc_peer_selected(c, v % NPEER, v / NPEER / NCALL, v / NPEER % NCALL);
+		nrun += sc_peer_selected(c, v % NPEER, v / NPEER / NCALL % NRD, v / NPEER % NCALL);
 	printf("\nscale: synchronize_rcu() latency and throughput; %ld interleaved repeats of "
-	       "%.2f s per configuration, %ld idle registered thread(s) in each; figures are "
+	       "%.2f s per configuration, idle = registered threads sleeping meanwhile; figures are "
 	       "medians over repeats; ratios (on a peer's row) are treercu/that peer; peers "
 	       "other than liburcu memb run with 1 caller unless --callers is given; a QSBR "
 	       "reader reports a quiescent state every %d sections; top caller = the busiest "
 	       "caller's share of the calls (fair: 100%% / callers: a caller that keeps its CPU "
 	       "makes many short calls, and the p50 counts calls, not callers)\n",
-	       reps, c->dur_s, c->idle, PEER_QS_EVERY);
+	       reps, c->dur_s, PEER_QS_EVERY);
 	trcu_get_tunable("normal_wake_from_gp", &saved);
 	for (int p = 0; p < 3; p++) {
 		char key[32];
@@ -371,6 +425,33 @@ static bool sc_cb_opts(struct tool_opts *o, struct cb_ctx *cb, bool flag_cb, boo
 {
 	cb_defaults(cb, o);
 	return flag_cb || (!o->quick && !no_cb && !restricted);
+}
+
+/* --idle N[,N...] into c->idle_of; 0, or 2 after a message naming the problem. */
+static int sc_idle_list(struct tool_opts *o, struct sc_ctx *c)
+{
+	const char *s = opt_str(o, "idle");
+
+	c->nidle = 0;
+	if (!s) {
+		c->idle_of[c->nidle++] = 1;
+		return 0;
+	}
+	for (;;) {
+		char *end;
+		long v = strtol(s, &end, 10);
+
+		if (end == s || (*end && *end != ',') || v < 0 || v > MAX_IDLE ||
+		    c->nidle == NIDLE) {
+			fprintf(stderr, "treercu scale: --idle %s: expected up to %d comma-separated "
+				"counts in [0, %d]\n", opt_str(o, "idle"), NIDLE, MAX_IDLE);
+			return 2;
+		}
+		c->idle_of[c->nidle++] = v;
+		if (!*end)
+			return 0;
+		s = end + 1;
+	}
 }
 
 /* Every point NAN until its configuration runs (a peer left out stays so). */
@@ -407,12 +488,16 @@ int scale_main(struct tool_opts *o, struct scale_result *res)
 		free(cb);
 		return 2;
 	}
+	if (sc_idle_list(o, c)) {
+		free(c);
+		free(cb);
+		return 2;
+	}
 	if (json_open(&j, o, "scale"))
 		return 1;
 	c->only_rd = c->only_callers = -1;
 	opt_long(o, "repeats", &reps);
 	opt_double(o, "duration", &c->dur_s);
-	opt_long(o, "idle", &c->idle);
 	opt_long(o, "readers", &c->only_rd);
 	opt_long(o, "callers", &c->only_callers);
 	want_cb = sc_cb_opts(o, cb, flag_cb, no_cb,
@@ -424,7 +509,7 @@ int scale_main(struct tool_opts *o, struct scale_result *res)
 	machine_note(&j);
 	json_int(&j, "repeats", reps);
 	json_num(&j, "duration_s", c->dur_s);
-	json_int(&j, "idle_threads", c->idle);
+	json_int(&j, "idle_threads", c->idle_of[0]);
 	if (!flag_cb || paths)
 		sc_sync(c, reps, paths, &j, res);
 	if (want_cb)
