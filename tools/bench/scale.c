@@ -34,7 +34,7 @@
 #define NCALL 3
 #define MAX_CALLERS 64
 #define MAX_REPS 51
-#define MAX_IDLE 8000          /* idle threads: a 2-core machine runs 8000 sleepers */
+#define MAX_IDLE 8000          /* idle threads: sleepers on small stacks (IDLE_STACK) */
 #define NIDLE 8                 /* --idle: counts in one run */
 #define IDLE_STACK (128 * 1024) /* an idle thread's stack: it only registers and sleeps */
 static const int callers_of[NCALL] = { 1, 8, 64 };
