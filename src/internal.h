@@ -295,6 +295,7 @@ struct rcu_state {
 
 	/* Statistics. */
 	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_mb;
+	_Atomic unsigned long n_slot_checks;   /* slots GP-init and FQS walks looked at */
 	_Atomic unsigned long n_takeover;
 	_Atomic unsigned long n_async_skip;  /* GP-end wakes left to timed rechecks */
 };

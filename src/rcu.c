@@ -130,6 +130,7 @@ void trcu_get_stats(struct trcu_stats *st)
 						       memory_order_relaxed);
 	st->stall_warnings = rcu_stall_count();
 	st->membarriers = atomic_load_explicit(&rcu_state.n_mb, memory_order_relaxed);
+	st->gp_slot_checks = atomic_load_explicit(&rcu_state.n_slot_checks, memory_order_relaxed);
 	st->fenced = rcu_state.fenced;
 	st->nr_slots = rcu_slot_count();
 	st->tree_levels = t->levels;

@@ -427,8 +427,8 @@ void rcu_gp_init_tree(unsigned long gps)
 }
 
 /* Iterate the leaves that still owe quiescent states; fn is called with the
- * leaf locked and must release the lock. */
-void rcu_for_each_holdout_leaf(void (*fn)(struct rcu_node *, void *), void *arg)
+ * leaf locked, must release the lock, and returns false to end the walk. */
+void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg)
 {
 	struct rcu_tree *t = rcu_tree();
 	int l = t->levels - 1;
@@ -443,7 +443,8 @@ void rcu_for_each_holdout_leaf(void (*fn)(struct rcu_node *, void *), void *arg)
 			pthread_mutex_unlock(&leaf->lock);
 			continue;
 		}
-		fn(leaf, arg);
+		if (!fn(leaf, arg))
+			return;
 	}
 }
 

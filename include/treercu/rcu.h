@@ -566,6 +566,9 @@ struct trcu_stats {
 	 * GP-end sleepers (GP kthread, offload threads) to their own timed
 	 * recheck instead of waking them (design.md section 5). */
 	unsigned long async_wakes_skipped;
+	/* Thread slots the grace periods' walks looked at (early report,
+	 * prescan, FQS scans): what a registered thread costs each GP. */
+	unsigned long gp_slot_checks;
 };
 TRCU_API void trcu_get_stats(struct trcu_stats *st);
 
