@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "peers.h"
 
 static const struct peer_ops *const peer_all[PEER_MAX] = {
@@ -24,14 +25,19 @@ const struct peer_ops *peer_get(int i)
 	return peer_all[i];
 }
 
-static unsigned long freed_count;
+static unsigned long freed_count, freed_target;
+static uint64_t freed_target_ns;
 
 void peer_free_cb(void *obj)
 {
 	/* Relaxed: a count read after the peer's barrier, which orders every
 	 * callback before its return (each library's barrier pairs with its
 	 * callback thread); the samplers only need an estimate. */
-	__atomic_fetch_add(&freed_count, 1, __ATOMIC_RELAXED);
+	unsigned long n = __atomic_add_fetch(&freed_count, 1, __ATOMIC_RELAXED);
+
+	/* Relaxed: the mark is read after the peer's barrier (above). */
+	if (n == __atomic_load_n(&freed_target, __ATOMIC_RELAXED))
+		__atomic_store_n(&freed_target_ns, now_ns(), __ATOMIC_RELAXED);
 	*(volatile uint64_t *)((char *)obj + PEER_HEAD) = PEER_POISON;
 	free(obj);
 }
@@ -39,6 +45,17 @@ void peer_free_cb(void *obj)
 unsigned long peer_freed(void)
 {
 	return __atomic_load_n(&freed_count, __ATOMIC_RELAXED);
+}
+
+void peer_freed_mark(unsigned long target)
+{
+	__atomic_store_n(&freed_target_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&freed_target, target, __ATOMIC_RELAXED);
+}
+
+uint64_t peer_freed_mark_ns(void)
+{
+	return __atomic_load_n(&freed_target_ns, __ATOMIC_RELAXED);
 }
 
 static int peer_by_id(const char *s, size_t len)

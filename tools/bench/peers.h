@@ -98,6 +98,10 @@ const struct peer_ops *peer_get(int i);
 void peer_free_cb(void *obj);
 /* Objects freed through peer_free_cb() since the program started. */
 unsigned long peer_freed(void);
+/* The callback that brings peer_freed() to target records now_ns(), which
+ * peer_freed_mark_ns() returns (0 until then): "the last callback ran". */
+void peer_freed_mark(unsigned long target);
+uint64_t peer_freed_mark_ns(void);
 
 /*
  * --peers LIST: comma-separated ids ("treercu,memb,ck") or "all".  Fills
