@@ -283,45 +283,89 @@ static bool rcu_gp_takeover_wanted(void)
 }
 
 /*
- * Sleep until target_ns, until the root empties, until a caller asks to take
- * the GP over, or until an expedited request arrives.  A QSBR driver (the GP kthread) is offline while it
- * sleeps, as a CPU is idle while its GP kthread sleeps.
+ * A yieldable driver (the GP kthread, an offload thread) sleeps without
+ * gp_mutex: it parks the GP.  A synchronize_rcu() caller that takes it
+ * over (rcu_gp_acquire_driver()) then needs nothing from the parked
+ * driver, not even a CPU: with every CPU busy invoking callbacks, a caller
+ * that had to wait for the kicked driver to be scheduled and yield waited
+ * milliseconds for it.  The parked driver takes gp_mutex back when it
+ * wakes; whoever ran rcu_gp_one_locked() in between moved driver_epoch,
+ * and the GP is then no longer this driver's (it returns false as after a
+ * yield, gp_mutex held).
  */
-static void rcu_gp_sleep_until(long target)
+static void rcu_gp_park(void)
+{
+	/* seq_cst: pairs with rcu_gp_kick_driver()'s load (the parked driver
+	 * is woken when the root empties, as a sleeping one is). */
+	atomic_store_explicit(&rcu_state.gp_parked, true, memory_order_seq_cst);
+	pthread_mutex_unlock(&rcu_state.gp_mutex);
+}
+
+static bool rcu_gp_unpark(unsigned long epoch)
+{
+	pthread_mutex_lock(&rcu_state.gp_mutex);
+	if (rcu_state.driver_epoch != epoch)
+		return false;   /* taken over; gp_parked is the new driver's */
+	atomic_store_explicit(&rcu_state.gp_parked, false, memory_order_relaxed);
+	return true;
+}
+
+/*
+ * Sleep until target_ns, until the root empties, until a caller asks to take
+ * the GP over, or until an expedited request arrives.  A QSBR driver (the GP
+ * kthread) is offline while it sleeps, as a CPU is idle while its GP kthread
+ * sleeps.  Returns false when the GP was taken over meanwhile (parked).
+ */
+static bool rcu_gp_sleep_until(long target)
 {
 	struct rcu_thread *drv = rcu_state.driver;
 	bool was_online = drv && drv->depth_bias;
+	bool exp = rcu_state.expedited;
+	bool park = atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed);
+	unsigned long epoch = rcu_state.driver_epoch;
+	bool ours = true;
 
 	if (was_online)
 		rcu_internal_qsbr_offline(drv);
+	if (park)
+		rcu_gp_park();   /* nothing under gp_mutex is read until unpark */
 	for (;;) {
 		uint32_t v = atomic_load_explicit(&rcu_state.qs_futex, memory_order_seq_cst);
 		long now = sys_now_ns();
 
-		/* seq_cst pairs with rcu_gp_kick_driver(). */
-		atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
-		if (now >= target || rcu_root_qs_done() || rcu_gp_takeover_wanted() ||
-		    (rcu_exp_pending() && !rcu_state.expedited))
+		/* seq_cst pairs with rcu_gp_kick_driver().  A parked driver
+		 * leaves driver_sleeping to a driver that took over (the kick
+		 * sees it through gp_parked, or wakes both). */
+		if (!park)
+			atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
+		if (now >= target || rcu_root_qs_done() || (!park && rcu_gp_takeover_wanted()) ||
+		    (rcu_exp_pending() && !exp))
 			break;
 		sys_futex_wait(&rcu_state.qs_futex, v, target - now);
-		TRACE_RECORD("drv_wake", 0);
+		TRACE_RECORD("drv_wake", park);
+		if (rcu_test_hooks.driver_woken)
+			rcu_test_hooks.driver_woken();
 		/* A caller that drives runs again (rcu_gp_kick_driver()):
 		 * recorded now, not when it returns, or a caller serving GP
 		 * after GP would start a new deferral at every kick. */
-		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
+		if (!park)
 			rcu_note_sync_resume();
 	}
-	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
+	if (park)
+		ours = rcu_gp_unpark(epoch);
+	else
+		atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
 	if (was_online)
 		rcu_internal_qsbr_online(drv);
+	return ours;
 }
 
 /* Sleep until the tick boundary `ticks` ticks from now (jiffies-like). */
-static void rcu_gp_sleep(long ticks)
+static bool rcu_gp_sleep(long ticks)
 {
 	long tick = TUN(tick_us) * 1000L;
 
-	rcu_gp_sleep_until((sys_now_ns() / tick + ticks) * tick);
+	return rcu_gp_sleep_until((sys_now_ns() / tick + ticks) * tick);
 }
 
 #define RCU_EXP_SLEEP_NS (50 * 1000L)
@@ -349,14 +393,15 @@ static void rcu_gp_sleep(long ticks)
 #define RCU_QSBR_NOSPIN_GPS 16
 static int qsbr_nospin;   /* GP driver only (gp_mutex held) */
 
-static void rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
+/* Returns false when the GP was taken over while this driver slept. */
+static bool rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
 {
 	if (rcu_exp_pending())
 		rcu_state.expedited = true;  /* an expedited caller joined */
 	if (!(only_qsbr && nospin) && sys_now_ns() < spin_until_ns) {
 		for (int i = 0; i < 32; i++)
 			cpu_relax();
-		return;
+		return true;
 	}
 	if (only_qsbr) {
 		if (!nospin)
@@ -365,21 +410,20 @@ static void rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
 		 * quiescent state meanwhile is reported by this scan. */
 		rcu_fqs_scan(false, true, NULL);
 		if (rcu_root_qs_done())
-			return;
+			return true;
 	} else if (rcu_fqs_scan(true, true, NULL)) {
 		/* SB: ->need_qs stores before the holdouts' ->watching reread.
 		 * Pairs with the compiler barrier in trcu_read_unlock(). */
 		sys_gp_mb();
-		return;   /* the caller rescans at once */
+		return true;   /* the caller rescans at once */
 	}
 	if (rcu_state.expedited)
-		rcu_gp_sleep_until(sys_now_ns() + RCU_EXP_SLEEP_NS);
-	else
-		rcu_gp_sleep(TUN(jiffies_till_next_fqs));
+		return rcu_gp_sleep_until(sys_now_ns() + RCU_EXP_SLEEP_NS);
+	return rcu_gp_sleep(TUN(jiffies_till_next_fqs));
 }
 
 /* Returns false when the GP, still in progress, is left to a caller that
- * takes it over. */
+ * takes it over, or was taken over while this driver was parked. */
 static bool rcu_gp_fqs_loop(bool resumed)
 {
 	long first = TUN(jiffies_till_first_fqs);
@@ -388,8 +432,8 @@ static bool rcu_gp_fqs_loop(bool resumed)
 
 	if (nospin)
 		qsbr_nospin--;
-	if (first > 0 && !rcu_state.expedited && !resumed)
-		rcu_gp_sleep(first);
+	if (first > 0 && !rcu_state.expedited && !resumed && !rcu_gp_sleep(first))
+		return false;
 	spin_until = sys_now_ns() + TUN(fqs_spin_us) * 1000L;
 	for (;;) {
 		int waiting;
@@ -404,7 +448,8 @@ static bool rcu_gp_fqs_loop(bool resumed)
 			return false;
 		}
 		rcu_check_stall();
-		rcu_gp_holdout_wait(spin_until, waiting == 0, nospin);
+		if (!rcu_gp_holdout_wait(spin_until, waiting == 0, nospin))
+			return false;   /* taken over while parked */
 	}
 }
 
@@ -454,6 +499,7 @@ static void rcu_gp_cleanup(void)
  */
 bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 {
+	unsigned long epoch;
 	bool resumed = rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq,
 							  memory_order_relaxed)) != 0;
 
@@ -469,6 +515,12 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 	if (!resumed && kind != RCU_DRV_CALLER &&
 	    atomic_load_explicit(&rcu_state.takeover_req, memory_order_seq_cst) > 0)
 		return false;
+	/* A driver parked in this GP finds it taken over (rcu_gp_unpark()). */
+	epoch = ++rcu_state.driver_epoch;
+	if (atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed)) {
+		atomic_store_explicit(&rcu_state.gp_parked, false, memory_order_relaxed);
+		atomic_fetch_add_explicit(&rcu_state.n_takeover, 1, memory_order_relaxed);
+	}
 	rcu_state.driver = driver;
 	atomic_store_explicit(&rcu_state.driver_yieldable, kind != RCU_DRV_CALLER,
 			      memory_order_relaxed);
@@ -479,8 +531,13 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 		rcu_state.expedited |= rcu_exp_pending();
 	}
 	if (!rcu_gp_fqs_loop(resumed)) {
-		rcu_state.driver = NULL;
-		atomic_store_explicit(&rcu_state.driver_yieldable, false, memory_order_relaxed);
+		/* Yielded: the requester resumes the GP.  Taken over while
+		 * parked: driver and driver_yieldable are the new driver's. */
+		if (rcu_state.driver_epoch == epoch) {
+			rcu_state.driver = NULL;
+			atomic_store_explicit(&rcu_state.driver_yieldable, false,
+					      memory_order_relaxed);
+		}
 		return false;
 	}
 	rcu_gp_cleanup();

@@ -123,6 +123,11 @@ bool rcu_gp_acquire_driver(bool takeover)
 	 * waiter. */
 	if (atomic_load_explicit(&rcu_state.takeover_req, memory_order_relaxed))
 		return false;
+	/* A parked GP (rcu_gp_park()) is the driver's still: only a taker
+	 * resumes it.  A hint: one that wins the mutex just after the park
+	 * takes the GP over, which is as correct. */
+	if (!takeover && atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed))
+		return false;
 	if (!pthread_mutex_trylock(&rcu_state.gp_mutex))
 		return true;
 	if (!takeover || !atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))

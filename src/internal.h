@@ -278,6 +278,9 @@ struct rcu_state {
 	 * caller may take the GP over (rcu_gp_acquire_driver()). */
 	_Atomic bool driver_yieldable;
 	_Atomic int takeover_req;        /* callers asking for that */
+	/* The yieldable driver sleeps without gp_mutex (rcu_gp_park()). */
+	_Atomic bool gp_parked;
+	unsigned long driver_epoch;      /* drivers of a GP so far (gp_mutex) */
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
 	_Atomic bool gp_root_done;       /* the root's qsmask emptied this GP */
 	bool expedited;                  /* this GP is driven without sleeps */

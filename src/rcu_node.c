@@ -245,7 +245,12 @@ void rcu_gp_kick_driver(void)
 	 * root ->qsmask check in rcu_gp_sleep(). */
 	atomic_fetch_add_explicit(&rcu_state.qs_futex, 1, memory_order_seq_cst);
 	TRACE_RECORD("kick", atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_relaxed));
-	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst)) {
+	/* A parked driver sleeps on qs_futex too (rcu_gp_park(): seq_cst
+	 * store of gp_parked before its load of qs_futex): wake every
+	 * sleeper, or this wake could go to the parked driver while the one
+	 * that took the GP over sleeps on. */
+	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst) ||
+	    atomic_load_explicit(&rcu_state.gp_parked, memory_order_seq_cst)) {
 		/*
 		 * A synchronize_rcu() caller driving its own GP (not yieldable)
 		 * is a woken caller too: an offload thread flushing or running
@@ -258,7 +263,7 @@ void rcu_gp_kick_driver(void)
 		 */
 		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
 			rcu_note_sync_wake();
-		sys_futex_wake(&rcu_state.qs_futex, 1);
+		sys_futex_wake(&rcu_state.qs_futex, INT_MAX);
 	}
 }
 

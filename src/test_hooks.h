@@ -18,6 +18,9 @@ struct rcu_test_hooks {
 	/* Run by a thread's first call_rcu(), between its check of the
 	 * offload threads' stop and its push (src/call_rcu.c). */
 	void (*first_cb)(void);
+	/* Run by a GP driver woken in its FQS sleep, before it acts on the
+	 * wake-up (src/gp.c). */
+	void (*driver_woken)(void);
 };
 
 extern struct rcu_test_hooks rcu_test_hooks;

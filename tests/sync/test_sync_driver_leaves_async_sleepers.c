@@ -7,9 +7,11 @@
  * within a tick (doubling while gp_seq stands still, at most 10 ms).
  *
  * Checked for the list path (1) and the futex path (2):
- *  - with callbacks waiting for a GP that a reader holds up, the caller's
- *    synchronize_rcu() leaves the offload thread asleep
- *    (async_wakes_skipped grows);
+ *  - a caller drives a GP that a reader holds up; callbacks queued after
+ *    it started wait for the next GP, their offload thread asleep on
+ *    gp_end_futex (it cannot drive: the caller holds gp_mutex); when the
+ *    reader leaves, the caller's synchronize_rcu() leaves the offload
+ *    thread asleep (async_wakes_skipped grows);
  *  - and yet every callback runs afterwards without any further call into
  *    the library: the timed recheck serves them (within 2 s here; one tick
  *    is expected);
@@ -51,25 +53,30 @@ static void *sync_caller(void *arg)
 	return NULL;
 }
 
+static _Atomic int caller_done;
+
 static void one_path(long path)
 {
 	struct trcu_stats a, b;
 	struct holder h;
-	pthread_t rel, other;
+	pthread_t caller, other;
 	long t0, base;
 
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", path), 0);
 	rcu_barrier();
 	base = atomic_load(&ran);
+	atomic_store(&caller_done, 0);
 	holder_start(&h);
+	pthread_create(&caller, NULL, sync_caller_fn, &caller_done);
+	usleep(10000);          /* the caller drives, held by the reader */
 	for (int i = 0; i < NCB; i++)
 		call_rcu(&heads[i], cb);
 	usleep(10000);          /* the offload thread now waits for their GP */
+	CHECK_EQ(atomic_load(&caller_done), 0);
 	trcu_get_stats(&a);
-	pthread_create(&rel, NULL, release_later, &h);
-	synchronize_rcu();
+	holder_release(&h);
+	pthread_join(caller, NULL);
 	trcu_get_stats(&b);
-	pthread_join(rel, NULL);
 	printf("path %ld: async wakes skipped %lu, callbacks run at return %ld of %d\n", path,
 	       b.async_wakes_skipped - a.async_wakes_skipped, atomic_load(&ran) - base, NCB);
 	CHECK(b.async_wakes_skipped > a.async_wakes_skipped);
@@ -84,11 +91,11 @@ static void one_path(long path)
 	/* A second synchronize_rcu() caller, on gp_end_futex or on its list
 	 * node, is woken by the driving caller. */
 	holder_start(&h);
-	pthread_create(&rel, NULL, release_later, &h);
+	pthread_create(&caller, NULL, release_later, &h);
 	pthread_create(&other, NULL, sync_caller, NULL);
 	synchronize_rcu();
 	pthread_join(other, NULL);
-	pthread_join(rel, NULL);
+	pthread_join(caller, NULL);
 }
 
 int main(void)
