@@ -81,12 +81,15 @@ struct obj {
 static struct obj *shared;
 static int stop_readers;
 static long reads;
+static int readers_reading;   /* readers past their first section */
 
 static void *reader(void *arg)
 {
 	(void)arg;
 	rcu_register_thread();
-	while (!__atomic_load_n(&stop_readers, __ATOMIC_RELAXED)) {
+	for (long n = 0; !__atomic_load_n(&stop_readers, __ATOMIC_RELAXED); n++) {
+		if (n == 1)
+			__atomic_add_fetch(&readers_reading, 1, __ATOMIC_RELAXED);
 		rcu_read_lock();
 		CHECK(rcu_read_ongoing(), "rcu_read_ongoing() is 0 inside rcu_read_lock()");
 		struct obj *o = rcu_dereference(shared);
@@ -115,6 +118,12 @@ static void test_grace_periods(void)
 
 	for (int i = 0; i < NR_READERS; i++)
 		CHECK(!pthread_create(&tid[i], NULL, reader, NULL), "pthread_create");
+	/* The updates run beside readers: every reader has read once (a
+	 * loaded machine may start them late; the alarm bounds the wait). */
+	while (__atomic_load_n(&readers_reading, __ATOMIC_RELAXED) < NR_READERS) {
+		sleep_ms(1);
+		quiescent();
+	}
 	for (int i = 0; i < UPDATES; i++) {
 		struct obj *n = calloc(1, sizeof(*n));
 
@@ -442,23 +451,69 @@ static void test_hash_table(void)
 	CHECK(count == HT_THREADS * HT_KEYS / 2, "%ld keys in the table, expected %d", count,
 	      HT_THREADS * HT_KEYS / 2);
 
-	/* An explicit resize waits for the table's resize worker, which waits
-	 * for a grace period: a QSBR caller must be offline meanwhile, or the
-	 * worker's grace period waits for it (liburcu-qsbr deadlocks too). */
-	rcu_thread_offline();
-	cds_lfht_resize(ht, 16);
-	rcu_thread_online();
-
 	rcu_read_lock();
 	cds_lfht_for_each(ht, &it, node) {
 		CHECK(!cds_lfht_del(ht, node), "cds_lfht_del() failed");
 		call_rcu(&caa_container_of(node, struct hnode, node)->rh, free_hnode);
 	}
 	rcu_read_unlock();
+	/* Destroying an auto-resized table waits for its resize worker, whose
+	 * grace periods a QSBR caller would hold back: offline meanwhile. */
 	rcu_thread_offline();
 	CHECK(!cds_lfht_destroy(ht, NULL), "cds_lfht_destroy() failed");
 	rcu_thread_online();
 	rcu_barrier();
+}
+
+/*
+ * cds_lfht_resize() on a table without CDS_LFHT_AUTO_RESIZE.  On an
+ * auto-resized table, under QSBR, it can deadlock (with liburcu as with
+ * treercu): liburcu-cds's resize worker registers, online, and then waits
+ * for the table's resize mutex, which the explicit resize holds across the
+ * grace periods of its shrink, which wait for the worker.  The caller is
+ * offline meanwhile: the shrink's grace periods would wait for it too.
+ */
+static void test_explicit_resize(void)
+{
+	struct cds_lfht *t = cds_lfht_new(1, 1, 0, 0, NULL);
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+	long count = 0;
+
+	CHECK(t, "cds_lfht_new() without auto-resize failed");
+	for (unsigned long k = 0; k < HT_KEYS; k++) {
+		struct hnode *n = calloc(1, sizeof(*n));
+
+		CHECK(n, "out of memory");
+		n->key = k;
+		cds_lfht_node_init(&n->node);
+		rcu_read_lock();
+		cds_lfht_add(t, hash_key(k), &n->node);
+		rcu_read_unlock();
+		quiescent();
+	}
+	rcu_thread_offline();
+	cds_lfht_resize(t, 4096);
+	cds_lfht_resize(t, 16);
+	rcu_thread_online();
+	for (unsigned long k = 0; k < HT_KEYS; k++) {
+		rcu_read_lock();
+		cds_lfht_lookup(t, hash_key(k), hmatch, &k, &it);
+		CHECK(cds_lfht_iter_get_node(&it), "key %lu lost by cds_lfht_resize()", k);
+		rcu_read_unlock();
+	}
+	rcu_read_lock();
+	cds_lfht_for_each(t, &it, node) {
+		CHECK(!cds_lfht_del(t, node), "cds_lfht_del() failed");
+		call_rcu(&caa_container_of(node, struct hnode, node)->rh, free_hnode);
+		count++;
+	}
+	rcu_read_unlock();
+	CHECK(count == HT_KEYS, "%ld keys after cds_lfht_resize(), expected %d", count, HT_KEYS);
+	rcu_thread_offline();
+	CHECK(!cds_lfht_destroy(t, NULL), "cds_lfht_destroy() failed");
+	rcu_barrier();
+	rcu_thread_online();
 }
 
 struct qnode {
@@ -517,6 +572,7 @@ int main(void)
 	test_poll();
 	test_fork();
 	test_hash_table();
+	test_explicit_resize();
 	test_queue();
 	rcu_unregister_thread();
 	printf("urcu_api: ok\n");
