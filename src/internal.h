@@ -330,11 +330,16 @@ static inline struct rcu_thread *rcu_slot_get(int slot)
 }
 
 /*
- * The init gate (src/state.c): every entry point that may be a thread's
- * first use of the library passes it.  It runs, once, the init that the
- * top layer registered from a constructor (src/rcu.c: tunables from the
- * environment, the read side's barrier choice, the first tree, the exit and
- * fork handlers).  Lazy, so that the environment is read at first use.
+ * Initialisation.  Static initialisers set what needs no environment
+ * (rcu_state's sequence words and locks, the slot table's first chunk,
+ * the first tree's storage, each module's locks); src/rcu.c's one
+ * constructor registers the init and hands the upper layers' functions
+ * down, and starts no thread.  The init gate (src/state.c) is the only way
+ * to the rest: every entry point that needs it (the tunables, the tree, the
+ * read side's barrier choice, the exit and fork handlers) passes it, and it
+ * runs, once, the registered init.  Lazy, so that the environment is read at
+ * first use; entry points that read only statically initialised state (the
+ * polled cookies, the stall hook) do not pass it.
  */
 void rcu_init(void);
 void rcu_init_register(void (*fn)(void));
@@ -497,7 +502,7 @@ extern const struct rcu_task_hooks *rcu_task_hooks;
 /* Acquire: pairs with the release store in rcu_task_set_hooks(), so a
  * thread that reaches a hook without passing the init gate (a blocking
  * call's check, a signal handler's section) sees the table filled in.
- * Set once at init, never cleared. */
+ * Set once by src/rcu.c's constructor, never cleared. */
 static inline const struct rcu_task_hooks *rcu_task_hooks_get(void)
 {
 	return __atomic_load_n(&rcu_task_hooks, __ATOMIC_ACQUIRE);

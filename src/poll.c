@@ -18,9 +18,13 @@
 
 /* ---- Polled grace periods -------------------------------------------------------------------- */
 
+/*
+ * Taking and checking a cookie reads only gp_seq and exp_seq, which static
+ * initialisers set: no init gate, so these work before first use and in
+ * signal handlers.  Starting a GP for a cookie needs the tree: the gate.
+ */
 unsigned long trcu_get_state_synchronize_rcu(void)
 {
-	rcu_init();
 	/* Full barrier: updates before the cookie are covered by its GP. */
 	atomic_thread_fence(memory_order_seq_cst);
 	return rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
@@ -44,16 +48,17 @@ static void rcu_gp_start_poll(unsigned long s, struct rcu_thread *r)
 
 unsigned long trcu_start_poll_synchronize_rcu(void)
 {
-	unsigned long s = trcu_get_state_synchronize_rcu();
+	unsigned long s;
 	struct rcu_thread *r = &rcu_thread_tls;
 
+	rcu_init();
+	s = trcu_get_state_synchronize_rcu();
 	rcu_gp_start_poll(s, r->slot >= 0 ? r : NULL);
 	return s;
 }
 
 bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 {
-	rcu_init();
 	if (cookie == TRCU_GET_STATE_COMPLETED ||
 	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
 				   cookie)) {
@@ -78,7 +83,6 @@ unsigned long trcu_get_completed_synchronize_rcu(void)
 
 void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 {
-	rcu_init();
 	/* Full barrier, as in trcu_get_state_synchronize_rcu(). */
 	atomic_thread_fence(memory_order_seq_cst);
 	rgosp->rgos_norm = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq,
@@ -91,13 +95,13 @@ void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 {
 	struct rcu_thread *r = &rcu_thread_tls;
 
+	rcu_init();
 	trcu_get_state_synchronize_rcu_full(rgosp);
 	rcu_gp_start_poll(rgosp->rgos_norm, r->slot >= 0 ? r : NULL);
 }
 
 bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 {
-	rcu_init();
 	if (rgosp->rgos_norm == TRCU_GET_STATE_COMPLETED ||
 	    rcu_seq_done_exact_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire),
 				   rgosp->rgos_norm) ||
@@ -131,6 +135,5 @@ bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
 
 unsigned long trcu_gp_seq(void)
 {
-	rcu_init();
 	return atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The top of the RCU core: the one-time init (registered with src/state.c's
- * gate by a constructor, run at first use), the statistics, the fork steps
+ * The top of the RCU core: the constructor (the hand-downs, and the
+ * one-time init registered with src/state.c's gate, run at first use), the statistics, the fork steps
  * of the grace-period state, process exit and trcu_shutdown().  Everything
  * below is called from here; nothing below calls here.
  */
@@ -93,24 +93,26 @@ static void rcu_init_once(void)
 			      rcu_tree_build_first((int)TUN(fanout), (int)TUN(fanout_leaf)),
 			      memory_order_release);
 	rcu_thread_init();
-	/* Hand the upper layers' functions down (src/stall.c, src/nocb.c,
-	 * the GP core and src/thread.c never call up): the callback counts
-	 * for stall warnings, the bulk frees for offload group 0, the task
-	 * readers' lists. */
-	rcu_stall_set_cb_info(rcu_nocb_stall_info);
-	rcu_nocb_set_client_pass(kvfree_pass);
-	/* Task readers' lists, for the GP core, threads, stalls and fork. */
-	rcu_task_set_hooks(&rcu_task_hooks_impl);
 	atexit(rcu_exit_handler);
 	fork_register();
 }
 
-/* Registers the init only: it runs at first use (the environment is read
- * then, threads start later still).  Priority 101: before the default
- * constructors of a static link, which may already use the library. */
+/*
+ * At load, before any thread exists: what needs no environment.  Registers
+ * the init, which runs at first use (the environment is read then, threads
+ * start later still), and hands the upper layers' functions down
+ * (src/stall.c, src/nocb.c, the GP core and src/thread.c never call up):
+ * the callback counts for stall warnings, the bulk frees for offload group
+ * 0, the task readers' lists for the GP core, threads, stalls and fork.
+ * Priority 101: before the default constructors of a static link, which
+ * may already use the library.
+ */
 __attribute__((constructor(101))) void rcu_init_anchor(void)
 {
 	rcu_init_register(rcu_init_once);
+	rcu_stall_set_cb_info(rcu_nocb_stall_info);
+	rcu_nocb_set_client_pass(kvfree_pass);
+	rcu_task_set_hooks(&rcu_task_hooks_impl);
 }
 
 void trcu_get_stats(struct trcu_stats *st)

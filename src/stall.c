@@ -191,9 +191,9 @@ void rcu_check_stall(void)
 	sys_cancel_restore(cs);
 }
 
+/* The hook and its lock are static: no init gate. */
 void trcu_set_stall_handler(trcu_stall_fn fn, void *arg)
 {
-	rcu_init();
 	pthread_mutex_lock(&stall_lock);
 	stall_fn = fn;
 	stall_arg = arg;

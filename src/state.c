@@ -18,8 +18,8 @@ unsigned long trcu_reader_gen __attribute__((aligned(64))) = TRCU_READER_GEN_TAG
 
 struct rcu_test_hooks rcu_test_hooks;
 
-/* Task readers' calls into their lists, handed down by src/rcu.c
- * (internal.h, struct rcu_task_hooks); NULL before init. */
+/* Task readers' calls into their lists, handed down by src/rcu.c's
+ * constructor (internal.h, struct rcu_task_hooks); NULL before it. */
 const struct rcu_task_hooks *rcu_task_hooks;
 
 void rcu_task_set_hooks(const struct rcu_task_hooks *h)
