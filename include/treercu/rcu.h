@@ -123,11 +123,10 @@ TRCU_API extern __thread struct trcu_reader trcu_reader_tls;
  * finds exactly the current GP's generation knows the section began after
  * the GP started: on a TSO machine it then sees every update that preceded
  * the GP, and is quiescent for it (docs/design.md section 1).  Storing
- * ->watching + 1 instead made each call wait for the previous call's store
- * (store-to-load forwarding, twice per pair): 4.7 ns per pair against
- * 1.4-2.0 ns on a 2-vCPU AMD EPYC VM (scripts/bench/readside_chains.c,
- * variants A and E).  Elsewhere (arm64,
- * the fenced build) the lock keeps ->watching + 1: the GP-end membarrier is
+ * ->watching + 1 instead makes each call wait for the previous call's store
+ * (store-to-load forwarding, twice per pair: docs/decisions.md, "The read
+ * side on x86-64 stores the reader generation").  Elsewhere (arm64, the
+ * fenced build) the lock keeps ->watching + 1: the GP-end membarrier is
  * skipped there only when a reader's even value is unchanged across the
  * GP start, which needs every section to leave a distinct value.  The one
  * piece of grace-period state outside rcu_state: the inline read side
