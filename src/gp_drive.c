@@ -318,9 +318,9 @@ void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr)
 	if (!rcu_gp_needed())
 		return;
 	/* The GP kthread too may be waiting here, on gp_end_futex, for
-	 * gp_mutex: its own wake-up word would leave it asleep (seeds 003: a
-	 * 10 ms max on the list path).  seq_cst, then the sync count: see
-	 * rcu_wake_gp_waiters(). */
+	 * gp_mutex: its own wake-up word would leave it asleep, and the GPs
+	 * still wanted with it (docs/decisions.md, "Who drives and who is
+	 * woken").  seq_cst, then the sync count: see rcu_wake_gp_waiters(). */
 	gp_waiters = atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst) != 0;
 	sync_gp = gp_waiters &&
 		  atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed) != 0;

@@ -112,9 +112,9 @@ static void sr_llist_add(struct sr_node *n)
 
 /* ->done: SR_WAITING, then SR_ASLEEP once the waiter sleeps on the futex,
  * then SR_DONE.  Only a waiter found asleep costs a futex wake: not the
- * driver waking its own node, nor a waiter still on its way to sleep (the
- * idle synchronize_rcu() paid a syscall for its own node: 0.85 us vs 0.62
- * on the futex path, `treercu scale --callers 1`). */
+ * driver waking its own node, nor a waiter still on its way to sleep (an
+ * idle synchronize_rcu() would pay a system call for its own node:
+ * docs/decisions.md, "Who drives and who is woken"). */
 enum { SR_WAITING = 0, SR_DONE = 1, SR_ASLEEP = 2 };
 
 /* Wake one waiter.  After the exchange the waiter may return and reuse its
