@@ -26,25 +26,20 @@
  * Does a list-path synchronize_rcu() caller drive its GP itself (with
  * drive_from_caller=1; a futex-path caller always does)?  Only while at
  * most sr_drive_max futex- or list-path callers (itself included; wakeme
- * callers are not counted) wait: one per CPU by default.  Each of those
- * has a CPU of its own, and driving where it stands costs no wake-up; the
- * one that wins gp_mutex serves the others at each GP end (seeds 003, one
- * job per CPU: p50 41 us -> under 1 us, 7.5x the calls/s, against waking
- * the GP kthread as soon as a second caller waited).  Beyond it callers
- * queue for CPUs, and the GP kthread drives GP after GP and wakes each
- * GP's waiters, as in the kernel, the batch growing while it wakes.
- * Callers taking turns instead each drove a short GP and handed off (seeds
- * 003, 64 callers on 2 CPUs: 195k calls/s with turns, 280k with the
- * kthread, and a p50 below the wakeme path's).  The futex path keeps
- * turns: there the driver is served first, which is what puts its p50
- * below liburcu's with 64 callers.
+ * callers are not counted) wait (src/tunables.c gives the default).  Such
+ * callers have CPUs to run on, and driving where it stands costs no
+ * wake-up; the one that wins gp_mutex serves the others at each GP end.
+ * Beyond it callers queue for CPUs, and the GP kthread drives GP after GP
+ * and wakes each GP's waiters, as in the kernel, the batch growing while it
+ * wakes: callers taking turns there would each drive a short GP and hand
+ * off, more GPs for fewer calls.  The futex path keeps turns: there the
+ * driver is served first.  Figures: docs/decisions.md, "sr_drive_max" and
+ * "Who drives and who is woken".
  *
  * *takeover: take a GP over from the GP kthread or an offload thread only
- * when alone (seed 004: the caller's own callbacks' GP).  With company the
+ * when alone (the caller's own callbacks' GP, say).  With company the
  * kthread serves everyone already, and callers taking its GPs over in turn
- * cost a third of the calls with 3 callers (seeds 003 --quick --threads 3
- * --idle 0 --seed-jobs 0: 104-112k calls/s, 147-161k when only a lone
- * caller takes over).
+ * would cost calls (docs/decisions.md, "sr_drive_max").
  *
  * The count is a hint (relaxed): callers arriving together may both leave
  * the GP to the kthread, which each of them wakes, or both try to drive,
