@@ -57,11 +57,11 @@ static bool rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
 {
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
-		struct rcu_thread *t = rcu_slot_get(leaf->grplo + i);
+		struct trcu_reader *rdr = rcu_slot_reader(leaf->grplo + i);
 
-		if (!t)
+		if (!rdr)
 			continue;
-		leaf->snap[i] = __atomic_load_n(&t->rdr->watching, __ATOMIC_ACQUIRE);
+		leaf->snap[i] = __atomic_load_n(&rdr->watching, __ATOMIC_ACQUIRE);
 		leaf->snap_valid |= 1UL << i;
 		leaf->snap_pre |= 1UL << i;
 	}
@@ -230,18 +230,23 @@ static bool rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 	fa->checked += __builtin_popcountl(leaf->qsmask);
 	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
-		struct rcu_thread *r = rcu_slot_get(leaf->grplo + i);
+		struct trcu_reader *rdr = rcu_slot_reader(leaf->grplo + i);
+		struct rcu_thread *r;
 
-		if (!r) {   /* unregistered after GP start */
+		if (!rdr) {   /* unregistered after GP start */
 			mask |= 1UL << i;
 			dirty = true;
 			continue;
 		}
 		/* Acquire: pairs with the fenced read side's release store. */
-		if (rcu_watching_qs(leaf, i, __atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE),
+		if (rcu_watching_qs(leaf, i, __atomic_load_n(&rdr->watching, __ATOMIC_ACQUIRE),
 				    &dirty)) {
 			mask |= 1UL << i;
-		} else if (!rcu_qsbr_holdout(r, fa->arm || fa->arm_qsbr)) {
+			continue;
+		}
+		/* A holdout: its thread's structure (set while its bit is). */
+		r = rcu_slot_get(leaf->grplo + i);
+		if (r && !rcu_qsbr_holdout(r, fa->arm || fa->arm_qsbr)) {
 			fa->waiting++;
 			if (fa->arm && r != rcu_state.driver &&
 			    !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED)) {

@@ -311,6 +311,7 @@ extern struct rcu_state rcu_state;
  * and retract the thread at it.  Read anywhere with rcu_slot_get().
  */
 extern _Atomic(struct rcu_thread *) *rcu_slot_chunks[SLOT_MAX_CHUNKS];
+extern _Atomic(struct trcu_reader *) *rcu_slot_rdr_chunks[SLOT_MAX_CHUNKS];
 int rcu_slot_alloc(void);                        /* lowest free slot, or -1 */
 void rcu_slot_free(int slot);
 void rcu_slot_install(int slot, struct rcu_thread *r);
@@ -325,6 +326,17 @@ static inline struct rcu_thread *rcu_slot_get(int slot)
 
 	/* Acquire pairs with the release in slot_set() (src/slots.c): the
 	 * thread's initialised fields are visible before its pointer. */
+	return chunk ? atomic_load_explicit(&chunk[slot % SLOT_CHUNK], memory_order_acquire)
+		     : NULL;
+}
+
+/* rcu_slot_get(slot)->rdr without loading the thread's structure (NULL
+ * when the slot is empty): what a scan needs for the common case. */
+static inline struct trcu_reader *rcu_slot_reader(int slot)
+{
+	_Atomic(struct trcu_reader *) *chunk = rcu_slot_rdr_chunks[slot / SLOT_CHUNK];
+
+	/* Acquire pairs with the release in slot_set() (src/slots.c). */
 	return chunk ? atomic_load_explicit(&chunk[slot % SLOT_CHUNK], memory_order_acquire)
 		     : NULL;
 }

@@ -14,6 +14,10 @@
 /* Chunks of SLOT_CHUNK pointers, allocated on demand and never freed: a
  * scan may read a chunk while a registration publishes into it. */
 _Atomic(struct rcu_thread *) *rcu_slot_chunks[SLOT_MAX_CHUNKS];
+/* The same chunks of each thread's ->rdr: a grace-period scan reads a
+ * slot's ->watching through them with one cache miss (the reader's line),
+ * not two (the thread's, then the reader's). */
+_Atomic(struct trcu_reader *) *rcu_slot_rdr_chunks[SLOT_MAX_CHUNKS];
 
 /* The bitmap of slots in use, its length in words, the highest slot + 1
  * ever used: all under ofl_lock. */
@@ -33,6 +37,7 @@ static _Atomic int nr_slots;
 #define SLOT_STATIC_WORDS 4
 static unsigned long slot_used_static[SLOT_STATIC_WORDS];
 static _Atomic(struct rcu_thread *) slot_chunk_static[SLOT_CHUNK];
+static _Atomic(struct trcu_reader *) slot_rdr_chunk_static[SLOT_CHUNK];
 
 /* A bitmap of nw words keeping the w in use; NULL when out of memory. */
 static unsigned long *slot_bitmap_grow(int w, int nw)
@@ -78,9 +83,17 @@ int rcu_slot_alloc(void)
 	if (!rcu_slot_chunks[slot / SLOT_CHUNK]) {
 		void *c = slot / SLOT_CHUNK ? calloc(SLOT_CHUNK, sizeof(struct rcu_thread *))
 					    : (void *)slot_chunk_static;
+		void *rc = slot / SLOT_CHUNK ? calloc(SLOT_CHUNK, sizeof(struct trcu_reader *))
+					     : (void *)slot_rdr_chunk_static;
 
-		if (!c)
+		if (!c || !rc) {
+			if (slot / SLOT_CHUNK) {
+				free(c);
+				free(rc);
+			}
 			return -1;
+		}
+		rcu_slot_rdr_chunks[slot / SLOT_CHUNK] = rc;
 		rcu_slot_chunks[slot / SLOT_CHUNK] = c;
 	}
 	slot_used[w] |= 1UL << b;
@@ -98,6 +111,13 @@ static void slot_set(int slot, struct rcu_thread *r)
 	 * initialised fields are visible before its pointer. */
 	atomic_store_explicit(&rcu_slot_chunks[slot / SLOT_CHUNK][slot % SLOT_CHUNK], r,
 			      memory_order_release);
+	/* Release pairs with the acquire in rcu_slot_reader(): the reader's
+	 * initialised ->watching is visible before its pointer.  Both go
+	 * together under ofl_lock; a scan reads them under the slot's leaf
+	 * lock with the slot's bit set, which the thread's unregistration
+	 * clears (rcu_report_qs_slot()) before it removes the slot. */
+	atomic_store_explicit(&rcu_slot_rdr_chunks[slot / SLOT_CHUNK][slot % SLOT_CHUNK],
+			      r ? r->rdr : NULL, memory_order_release);
 }
 
 void rcu_slot_install(int slot, struct rcu_thread *r)
