@@ -30,7 +30,7 @@ static const struct tunable tunables[] = {
 	{ T(early_report),           0, 1,         1,     1,     false },
 	{ T(drive_from_caller),      0, 1,         1,     0,     false },
 	{ T(fanout),                 2, RCU_FANOUT_MAX, 64, 64,  true },
-	{ T(fanout_leaf),            1, RCU_FANOUT_MAX, 16, 16,  true },
+	{ T(fanout_leaf),            1, RCU_FANOUT_MAX, 64, 16,  true },
 	{ T(tick_us),                1, 1000000,   1000,  1000,  false },
 	{ T(jiffies_till_first_fqs), 0, 300000,    0,     -1,    false },
 	{ T(jiffies_till_next_fqs),  1, 300000,    1,     -1,    false },
