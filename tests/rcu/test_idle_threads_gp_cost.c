@@ -18,7 +18,7 @@
 
 #define IDLE 100
 #define GPS 50
-#define FANOUT_LEAF 16   /* the default: the early report's one leaf */
+#define FANOUT_LEAF 16   /* the early report looks at one leaf of 16 */
 
 #if defined(__x86_64__) && !defined(TREERCU_FENCED)
 #define LOOKS_PER_THREAD 1   /* the FQS scan */
