@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -152,15 +153,22 @@ int main(void)
 	struct trcu_stats st0, st1;
 	pthread_t t[8];
 
+	/* A grace period that never ends fails here, naming the step, rather
+	 * than at the harness's timeout. */
+	signal(SIGALRM, check_hang_handler);
+	alarm(240);
 	rcu_register_thread();
+	check_phase = "synchronize_rcu() on an idle process";
 	trcu_get_stats(&st0);
 	synchronize_rcu();
 	trcu_get_stats(&st1);
 	CHECK(st1.gp_completed >= st0.gp_completed + 1);
 
+	check_phase = "a reader holds synchronize_rcu()";
 	test_reader_blocks_gp();
 
 	/* Concurrent callers share GPs. */
+	check_phase = "8 threads x 50 synchronize_rcu()";
 	trcu_get_stats(&st0);
 	for (int i = 0; i < 8; i++)
 		pthread_create(&t[i], NULL, many_sync, NULL);
@@ -178,9 +186,11 @@ int main(void)
 	}
 	printf("8x50 synchronize_rcu: %lu GPs\n", st1.gp_completed - st0.gp_completed);
 
+	check_phase = "poison check, callers driving";
 	test_poison(2, 300);
 
 	/* The same with the GP kthread driving. */
+	check_phase = "poison check, the GP kthread driving";
 	CHECK_EQ(trcu_set_tunable("drive_from_caller", 0), 0);
 	test_poison(2, 100);
 	trcu_get_stats(&st1);
@@ -188,6 +198,7 @@ int main(void)
 	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
 
 	/* The wakeme path (synchronize_rcu through a callback). */
+	check_phase = "the wakeme path";
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 0), 0);
 	test_reader_blocks_gp();
 	test_poison(2, 100);
