@@ -33,7 +33,7 @@ static long nocb_done_count(void)
 	struct trcu_stats st = { 0 };
 
 	rcu_nocb_stats(&st);
-	return st.cbs_invoked + st.frees_done;
+	return st.cbs_invoked;
 }
 
 static void nocb_progress_reset(void)
@@ -128,7 +128,7 @@ static bool rcu_barrier_wait(long stuck_ns)
 	return true;
 }
 
-static void __trcu_rcu_barrier(void)
+static void __rcu_barrier_cbs(void)
 {
 	struct rcu_thread *r = rcu_thread_self();
 	bool registered;
@@ -149,11 +149,14 @@ static void __trcu_rcu_barrier(void)
 		rcu_exit_gp_wait(r, was);
 }
 
-void trcu_rcu_barrier(void)
+/* The callback layer's rcu_barrier(): every callback queued before it has
+ * run.  The public trcu_rcu_barrier() (src/kvfree.c) seals the partly
+ * filled rcu_free() blocks first. */
+void rcu_barrier_cbs(void)
 {
 	int cs = sys_cancel_disable();
 
-	__trcu_rcu_barrier();
+	__rcu_barrier_cbs();
 	sys_cancel_restore(cs);
 }
 
@@ -193,9 +196,9 @@ void rcu_nocb_shutdown(void)
 	for (int i = 0; i < 100; i++) {
 		struct trcu_stats st = { 0 };
 
-		trcu_rcu_barrier();
+		rcu_barrier_cbs();
 		rcu_nocb_stats(&st);
-		if (!st.cbs_pending && st.frees_done == st.frees_queued - st.frees_fallback)
+		if (!st.cbs_pending)
 			break;
 	}
 	atomic_store_explicit(&nocb.stopping, true, memory_order_release);
@@ -240,21 +243,19 @@ bool rcu_nocb_exit_drain(long stuck_ns)
 		if (!rcu_barrier_wait(stuck_ns))
 			return false;
 		rcu_nocb_stats(&st);
-		if (!st.cbs_pending && st.frees_done == st.frees_queued - st.frees_fallback)
+		if (!st.cbs_pending)
 			return true;
 	}
 	return false;
 }
 
-/* One line on stderr: how many callbacks and rcu_free() pointers exit
- * leaves behind, and why (nothing when none). */
-void rcu_nocb_exit_report(const char *why)
+/* One line on stderr: how many callbacks and rcu_free() pointers (frees,
+ * counted by the caller) exit leaves behind, and why (nothing when none). */
+void rcu_nocb_exit_report(const char *why, long frees)
 {
 	struct trcu_stats st = { 0 };
-	long frees;
 
 	rcu_nocb_stats(&st);
-	frees = st.frees_queued - st.frees_fallback - st.frees_done;
 	if (frees > 0)
 		sys_warn("exit: %ld callback%s not run and %ld rcu_free() pointer%s not freed: %s",
 			  st.cbs_pending, st.cbs_pending == 1 ? "" : "s", frees,

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Headless bulk freeing: trcu_rcu_free(ptr), the userspace twin of the
- * kernel's single-argument kvfree_rcu().  No rcu_head in the object: each
- * thread collects pointers in page-sized blocks; a full block (or one older
- * than rcu_free_drain_ms, or any block at rcu_barrier()) gets a grace-period
- * cookie and goes to the offload thread of group 0, which frees every pointer
- * in it once the cookie's grace period has ended.  When no block can be
- * allocated, rcu_free() waits for a grace period and frees the pointer
- * itself (outside a read-side section; inside one it aborts with a message).
+ * kernel's single-argument kvfree_rcu(), as a client of call_rcu().  No
+ * rcu_head in the object: each thread collects pointers in a page-sized
+ * block; a block that fills, or a partly filled one sealed by a drain (the
+ * drain timer after rcu_free_drain_ms, rcu_barrier(), trcu_shutdown(),
+ * process exit, its thread's exit), is queued with call_rcu() as one
+ * callback that frees every pointer in it.  The callback layer knows
+ * nothing of blocks: its flood push-back bounds them as any callback.
+ *
+ * When no block can be allocated, rcu_free() waits for a grace period and
+ * frees the pointer itself, as the kernel's headless kvfree_rcu() does
+ * (outside a read-side section; inside one it aborts with a message).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,19 +24,20 @@
 #include "nocb.h"
 
 #define KVFREE_BLOCK_BYTES 4096
-#define KVFREE_NR_PTRS ((KVFREE_BLOCK_BYTES - 4 * sizeof(long)) / sizeof(void *))
+#define KVFREE_NR_PTRS \
+	((KVFREE_BLOCK_BYTES - sizeof(struct trcu_head) - 2 * sizeof(long)) / sizeof(void *))
 
+/* One page: the callback's head, then the pointers it frees. */
 struct kvfree_block {
-	struct kvfree_block *next;
-	unsigned long cookie;       /* get_state_synchronize_rcu() when sealed */
+	struct trcu_head rh;        /* call_rcu(); ->next links a drain's list before */
 	long n;
-	long born_ns;
+	long born_ns;               /* first pointer: the drain timer's clock */
 	void *ptrs[KVFREE_NR_PTRS];
 };
 _Static_assert(sizeof(struct kvfree_block) == KVFREE_BLOCK_BYTES, "one page per block");
 
-/* Per-thread cache: the block being filled, under ->lock (the owner and,
- * to drain it, the offload thread). */
+/* Per-thread cache: the block being filled, under ->lock (the owner, and to
+ * seal it the drain timer, rcu_barrier() and shutdown). */
 struct kvfree_cache {
 	pthread_mutex_t lock;
 	struct kvfree_block *cur;
@@ -38,66 +45,279 @@ struct kvfree_cache {
 	bool orphan;                /* owner exited; under ->lock */
 };
 
+/* The drain timer's states (kvfree.timer_state). */
+enum { KVFREE_TIMER_OFF, KVFREE_TIMER_ARMED, KVFREE_TIMER_IDLE, KVFREE_TIMER_STOPPED };
+
 static struct {
-	pthread_mutex_t lock;                 /* ->caches, ->sealed */
+	pthread_mutex_t lock;                 /* ->caches, ->key_created */
 	struct kvfree_cache *caches;
-	struct kvfree_block *sealed_head;     /* oldest first */
-	struct kvfree_block **sealed_tail;
 	pthread_key_t exit_key;
-	_Atomic bool inited;
+	bool key_created;
+	/* The drain timer: a thread started by the first block (never before
+	 * first use), stopped by trcu_shutdown(). */
+	pthread_mutex_t timer_lock;           /* ->timer_state's start and stop */
+	pthread_t timer;
+	_Atomic int timer_state;
+	_Atomic uint32_t timer_futex;
+	/* Set by trcu_shutdown(): rcu_free() then frees one pointer at a time
+	 * after a grace period (read under a cache's lock). */
+	_Atomic bool stopped;
 	_Atomic long n_freed, n_queued, n_fallback;
 } kvfree = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.timer_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static __thread struct kvfree_cache *kvfree_self;
+/* Inside this thread's rcu_free(): a call from a signal handler that
+ * interrupted it would deadlock on the cache's lock. */
+static __thread volatile int kvfree_busy;
 
-/* Seal a block: it waits for a GP that starts after every pointer in it
- * was handed over.  Caller holds kvfree.lock. */
-static void kvfree_seal_locked(struct kvfree_block *b)
+/* ---- The grace-period side: one callback per block ------------------------------ */
+
+static void kvfree_rcu_work(struct trcu_head *rh)
 {
-	b->cookie = rcu_gp_snap();
-	b->next = NULL;
-	*kvfree.sealed_tail = b;
-	kvfree.sealed_tail = &b->next;
+	struct kvfree_block *b = (struct kvfree_block *)((char *)rh -
+							 offsetof(struct kvfree_block, rh));
+	long n = b->n;
+
+	for (long i = 0; i < n; i++)
+		free(b->ptrs[i]);
+	free(b);
+	atomic_fetch_add_explicit(&kvfree.n_freed, n, memory_order_relaxed);
 }
 
+/* A grace period here, outside a read-side section (inside one it would
+ * wait for itself: abort, naming why it had to wait). */
+static void kvfree_wait_gp(void *ptr, const char *why)
+{
+	if (rcu_section_depth())
+		sys_die("rcu_free(%p): %s inside an RCU read-side critical section "
+			 "(it would have to wait for a grace period)", ptr, why);
+	trcu_synchronize_rcu();
+}
+
+/*
+ * Hand a sealed block to a grace period.  The pointers went in under the
+ * owner's cache lock, which the sealer took after: call_rcu()'s own
+ * ordering (the GP it waits for starts after the push) then covers them.
+ * No per-thread callback state can be had (out of memory): wait for the
+ * grace period here and free the block, the kernel's fall-back.
+ */
+static void kvfree_queue_block(struct kvfree_block *b)
+{
+	if (rcu_cb_ready()) {
+		call_rcu_core(&b->rh, kvfree_rcu_work, false);
+		return;
+	}
+	kvfree_wait_gp(b->ptrs[0], "out of memory for callback state");
+	atomic_fetch_add_explicit(&kvfree.n_fallback, b->n, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&kvfree.n_queued, b->n, memory_order_relaxed);
+	for (long i = 0; i < b->n; i++)
+		free(b->ptrs[i]);
+	free(b);
+}
+
+/* No memory for a block, or after trcu_shutdown(): the per-object path. */
+static void kvfree_one(void *ptr, const char *why)
+{
+	kvfree_wait_gp(ptr, why);
+	atomic_fetch_add_explicit(&kvfree.n_fallback, 1, memory_order_relaxed);
+	free(ptr);
+}
+
+/* ---- Drains -------------------------------------------------------------------- */
+
+/*
+ * Seal the partly filled blocks that are due: all of them (all), else
+ * those of exited threads and those older than rcu_free_drain_ms; queue
+ * each with call_rcu(), outside every lock (a flood push-back may wait
+ * there).  Frees exited threads' caches.  Returns how long until the next
+ * block is due, -1 when no block is left filling.
+ */
+static long kvfree_drain(bool all)
+{
+	long now = sys_now_ns(), drain = TUN(rcu_free_drain_ms) * 1000000L, next = -1;
+	struct trcu_head *sealed = NULL;
+
+	pthread_mutex_lock(&kvfree.lock);
+	for (struct kvfree_cache **pp = &kvfree.caches; *pp;) {
+		struct kvfree_cache *kc = *pp;
+		struct kvfree_block *b;
+		bool gone;
+
+		pthread_mutex_lock(&kc->lock);
+		b = kc->cur;
+		if (b && (all || kc->orphan || now - b->born_ns >= drain)) {
+			kc->cur = NULL;
+			b->rh.next = sealed;
+			sealed = &b->rh;
+		} else if (b) {
+			long left = b->born_ns + drain - now;
+
+			if (next < 0 || left < next)
+				next = left;
+		}
+		gone = kc->orphan;
+		pthread_mutex_unlock(&kc->lock);
+		if (gone) {
+			*pp = kc->next;
+			pthread_mutex_destroy(&kc->lock);
+			free(kc);
+			continue;
+		}
+		pp = &kc->next;
+	}
+	pthread_mutex_unlock(&kvfree.lock);
+	while (sealed) {
+		struct trcu_head *rh = sealed;
+
+		sealed = rh->next;
+		kvfree_queue_block((struct kvfree_block *)((char *)rh -
+							   offsetof(struct kvfree_block, rh)));
+	}
+	return next;
+}
+
+/* Every partly filled block goes to a grace period now. */
+void kvfree_drain_all(void)
+{
+	kvfree_drain(true);
+}
+
+/* Blocks still filling or waiting for their grace period. */
+bool kvfree_idle(void)
+{
+	return atomic_load_explicit(&kvfree.n_freed, memory_order_relaxed) ==
+	       atomic_load_explicit(&kvfree.n_queued, memory_order_relaxed);
+}
+
+/* ---- The drain timer (the kernel's kfree_rcu_monitor()) ---------------------------- */
+
+static void *kvfree_drain_kthread(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "trcu_kvfree");
+	sys_cancel_disable();
+	for (;;) {
+		/* seq_cst: pairs with kvfree_timer_kick()'s increment and its
+		 * state load (a block born after the drain's look wakes us). */
+		uint32_t v = atomic_load_explicit(&kvfree.timer_futex, memory_order_seq_cst);
+		long next = kvfree_drain(false);
+		int st = KVFREE_TIMER_ARMED;
+
+		if (atomic_load_explicit(&kvfree.timer_state, memory_order_acquire) ==
+		    KVFREE_TIMER_STOPPED)
+			break;
+		/* seq_cst: IDLE is stored before the futex's own load of v;
+		 * pairs with kvfree_timer_kick().  A CAS, not a store: the
+		 * only other value is STOPPED, which must stay. */
+		if (next < 0 &&
+		    !atomic_compare_exchange_strong_explicit(&kvfree.timer_state, &st,
+							     KVFREE_TIMER_IDLE, memory_order_seq_cst,
+							     memory_order_relaxed))
+			break;
+		sys_futex_wait(&kvfree.timer_futex, v, next);
+		st = KVFREE_TIMER_IDLE;
+		/* Relaxed: a stop that came meanwhile stays (the CAS fails). */
+		atomic_compare_exchange_strong_explicit(&kvfree.timer_state, &st, KVFREE_TIMER_ARMED,
+							memory_order_relaxed, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+/* Start the timer on the first block; false once shutdown stopped it. */
+static bool kvfree_timer_start(void)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&kvfree.timer_lock);
+	if (atomic_load_explicit(&kvfree.timer_state, memory_order_relaxed) == KVFREE_TIMER_OFF) {
+		int err;
+
+		atomic_store_explicit(&kvfree.timer_state, KVFREE_TIMER_ARMED, memory_order_relaxed);
+		err = rcu_kthread_create(&kvfree.timer, kvfree_drain_kthread, NULL);
+		if (err) {
+			/* Blocks are then sealed when full and by the other
+			 * drains only; a later block tries again. */
+			atomic_store_explicit(&kvfree.timer_state, KVFREE_TIMER_OFF,
+					      memory_order_relaxed);
+			ok = false;
+		}
+	}
+	pthread_mutex_unlock(&kvfree.timer_lock);
+	return ok;
+}
+
+/*
+ * A new block (the timer sleeps for the oldest, so only an idle timer needs
+ * waking: a new block is due after every other), or an exited thread's
+ * (always: it is due now).
+ */
+static void kvfree_timer_kick(bool now)
+{
+	int st = atomic_load_explicit(&kvfree.timer_state, memory_order_acquire);
+
+	if (st == KVFREE_TIMER_OFF && !kvfree_timer_start())
+		return;
+	/* seq_cst, then the state: pairs with the timer's futex-word load
+	 * and its IDLE store.  Either it sees IDLE and wakes the timer, or
+	 * the timer's wait finds the word changed and returns. */
+	atomic_fetch_add_explicit(&kvfree.timer_futex, 1, memory_order_seq_cst);
+	if (now || atomic_load_explicit(&kvfree.timer_state, memory_order_seq_cst) ==
+			   KVFREE_TIMER_IDLE)
+		sys_futex_wake(&kvfree.timer_futex, 1);
+}
+
+static void kvfree_timer_stop(void)
+{
+	int st;
+
+	pthread_mutex_lock(&kvfree.timer_lock);
+	st = atomic_exchange_explicit(&kvfree.timer_state, KVFREE_TIMER_STOPPED,
+				      memory_order_acq_rel);
+	pthread_mutex_unlock(&kvfree.timer_lock);
+	if (st == KVFREE_TIMER_OFF || st == KVFREE_TIMER_STOPPED)
+		return;
+	atomic_fetch_add_explicit(&kvfree.timer_futex, 1, memory_order_seq_cst);
+	sys_futex_wake(&kvfree.timer_futex, 1);
+	pthread_join(kvfree.timer, NULL);
+}
+
+/* ---- rcu_free() ------------------------------------------------------------------ */
+
+/* Thread exit: the timer seals what is left and frees the cache.  A later
+ * key destructor of this thread that calls rcu_free() gets a new cache. */
 static void kvfree_cache_exit(void *arg)
 {
 	struct kvfree_cache *kc = arg;
+	bool partial;
 
 	pthread_mutex_lock(&kc->lock);
-	kc->orphan = true;   /* the offload thread drains and frees it */
+	kc->orphan = true;
+	partial = kc->cur != NULL;
 	pthread_mutex_unlock(&kc->lock);
-}
-
-static void kvfree_init_once(void)
-{
-	if (atomic_load_explicit(&kvfree.inited, memory_order_acquire))
-		return;
-	pthread_mutex_lock(&kvfree.lock);
-	if (!atomic_load_explicit(&kvfree.inited, memory_order_relaxed)) {
-		kvfree.sealed_tail = &kvfree.sealed_head;
-		if (pthread_key_create(&kvfree.exit_key, kvfree_cache_exit))
-			sys_die("rcu_free(): pthread_key_create failed");
-		/* Release: pairs with the acquire above. */
-		atomic_store_explicit(&kvfree.inited, true, memory_order_release);
-	}
-	pthread_mutex_unlock(&kvfree.lock);
+	kvfree_self = NULL;
+	if (partial)
+		kvfree_timer_kick(true);
 }
 
 static struct kvfree_cache *kvfree_cache_get(void)
 {
 	struct kvfree_cache *kc = kvfree_self;
 
-	if (kc)
+	if (TRCU_LIKELY(kc != NULL))
 		return kc;
-	kvfree_init_once();
 	kc = calloc(1, sizeof(*kc));
 	if (!kc)
 		return NULL;
 	pthread_mutex_init(&kc->lock, NULL);
 	pthread_mutex_lock(&kvfree.lock);
+	if (!kvfree.key_created) {
+		if (pthread_key_create(&kvfree.exit_key, kvfree_cache_exit))
+			sys_die("rcu_free(): pthread_key_create failed");
+		kvfree.key_created = true;
+	}
 	kc->next = kvfree.caches;
 	kvfree.caches = kc;
 	pthread_mutex_unlock(&kvfree.lock);
@@ -106,38 +326,31 @@ static struct kvfree_cache *kvfree_cache_get(void)
 	return kc;
 }
 
-/* No memory for a block: wait for a grace period and free it here. */
-static void kvfree_fallback(void *ptr)
+static void kvfree_add(void *ptr)
 {
-	if (rcu_section_depth())
-		sys_die("rcu_free(%p): out of memory inside an RCU read-side critical section "
-			 "(it would have to wait for a grace period)", ptr);
-	atomic_fetch_add_explicit(&kvfree.n_fallback, 1, memory_order_relaxed);
-	trcu_synchronize_rcu();
-	free(ptr);
-}
-
-void trcu_rcu_free(void *ptr)
-{
-	struct kvfree_cache *kc;
+	struct kvfree_cache *kc = kvfree_cache_get();
 	struct kvfree_block *b, *full = NULL;
 	bool fresh = false;
 
-	if (!ptr)
-		return;   /* like free(NULL) */
-	rcu_init();
-	kc = kvfree_cache_get();
 	if (!kc) {
-		kvfree_fallback(ptr);
+		kvfree_one(ptr, "out of memory");
 		return;
 	}
 	pthread_mutex_lock(&kc->lock);
+	/* Relaxed, under the lock: kvfree_shutdown() sets it before it takes
+	 * each cache's lock to seal the last blocks, so a pointer added here
+	 * is sealed by it, or this call sees the flag. */
+	if (atomic_load_explicit(&kvfree.stopped, memory_order_relaxed)) {
+		pthread_mutex_unlock(&kc->lock);
+		kvfree_one(ptr, "after trcu_shutdown()");
+		return;
+	}
 	b = kc->cur;
 	if (!b) {
 		b = malloc(sizeof(*b));
 		if (!b) {
 			pthread_mutex_unlock(&kc->lock);
-			kvfree_fallback(ptr);
+			kvfree_one(ptr, "out of memory");
 			return;
 		}
 		b->n = 0;
@@ -150,87 +363,70 @@ void trcu_rcu_free(void *ptr)
 		full = b;
 		kc->cur = NULL;
 	}
-	pthread_mutex_unlock(&kc->lock);
+	/* Under the lock: counted before a drain can seal and free it. */
 	atomic_fetch_add_explicit(&kvfree.n_queued, 1, memory_order_relaxed);
-	if (full) {
-		pthread_mutex_lock(&kvfree.lock);
-		kvfree_seal_locked(full);
-		pthread_mutex_unlock(&kvfree.lock);
-	}
-	/* A sealed block needs its GP; a new block needs the drain timer
-	 * armed: once per block either way. */
-	if (full || fresh)
-		rcu_nocb_kick();
+	pthread_mutex_unlock(&kc->lock);
+	if (full)
+		kvfree_queue_block(full);
+	else if (fresh)
+		kvfree_timer_kick(false);
+}
+
+void trcu_rcu_free(void *ptr)
+{
+	if (!ptr)
+		return;   /* like free(NULL) */
+	if (kvfree_busy)
+		sys_die("rcu_free(%p) called from a signal handler that interrupted rcu_free() "
+			 "on the same thread: not allowed from a signal handler (it takes the "
+			 "thread's block lock and allocates)", ptr);
+	rcu_init();
+	kvfree_busy = 1;
+	/* Compiler-only: a handler on this thread sees the flag set before
+	 * the lock is taken, and clear only after it is released. */
+	atomic_signal_fence(memory_order_seq_cst);
+	kvfree_add(ptr);
+	atomic_signal_fence(memory_order_seq_cst);
+	kvfree_busy = 0;
+}
+
+/* Wait until every callback queued before this call has run and every
+ * pointer passed to rcu_free() before it has been freed: the partly
+ * filled blocks are sealed first, so the callback layer's barrier covers
+ * them. */
+void trcu_rcu_barrier(void)
+{
+	int cs = sys_cancel_disable();
+
+	/* The misuse checks first: sealing would queue callbacks. */
+	rcu_check_blocking_allowed("rcu_barrier()");
+	if (rcu_nocb_self())
+		sys_die("rcu_barrier() called from an RCU callback: it would wait for itself");
+	kvfree_drain(true);
+	rcu_barrier_cbs();
+	sys_cancel_restore(cs);
 }
 
 /*
- * Offload-thread side (group 0), once per pass: seal partial blocks that are
- * old enough (all of them when flush), free every sealed block whose grace
- * period has ended, reap exited threads' caches.  Returns true and the
- * earliest cookie in *need when sealed blocks still wait; *more tells that
- * partial blocks exist (so the caller sleeps with the drain timeout).
+ * trcu_shutdown(), after the callback layer's own: stop the timer and seal
+ * the blocks callbacks filled meanwhile (call_rcu() now runs each after a
+ * grace period on this thread); later rcu_free() calls take the per-object
+ * path.
  */
-bool kvfree_pass(unsigned long cur, bool flush, unsigned long *need, bool *more)
+void kvfree_shutdown(void)
 {
-	long now = sys_now_ns(), drain = TUN(rcu_free_drain_ms) * 1000000L;
-	struct kvfree_block *done = NULL;
-	bool waiting = false;
-
-	*more = false;
-	if (!atomic_load_explicit(&kvfree.inited, memory_order_acquire))
-		return false;
-	pthread_mutex_lock(&kvfree.lock);
-	for (struct kvfree_cache **pp = &kvfree.caches; *pp;) {
-		struct kvfree_cache *kc = *pp;
-		bool gone;
-
-		pthread_mutex_lock(&kc->lock);
-		if (kc->cur && (flush || kc->orphan || now - kc->cur->born_ns >= drain)) {
-			kvfree_seal_locked(kc->cur);
-			kc->cur = NULL;
-		}
-		*more |= kc->cur != NULL;
-		gone = kc->orphan;
-		pthread_mutex_unlock(&kc->lock);
-		if (gone) {
-			*pp = kc->next;
-			pthread_mutex_destroy(&kc->lock);
-			free(kc);
-			continue;
-		}
-		pp = &kc->next;
-	}
-	while (kvfree.sealed_head && rcu_seq_done_val(cur, kvfree.sealed_head->cookie)) {
-		struct kvfree_block *b = kvfree.sealed_head;
-
-		kvfree.sealed_head = b->next;
-		b->next = done;
-		done = b;
-	}
-	if (!kvfree.sealed_head)
-		kvfree.sealed_tail = &kvfree.sealed_head;
-	if (kvfree.sealed_head) {
-		*need = kvfree.sealed_head->cookie;
-		waiting = true;
-	}
-	pthread_mutex_unlock(&kvfree.lock);
-	while (done) {
-		struct kvfree_block *b = done;
-
-		done = b->next;
-		for (long i = 0; i < b->n; i++)
-			free(b->ptrs[i]);
-		atomic_fetch_add_explicit(&kvfree.n_freed, b->n, memory_order_relaxed);
-		free(b);
-	}
-	return waiting;
+	atomic_store_explicit(&kvfree.stopped, true, memory_order_relaxed);
+	kvfree_timer_stop();
+	kvfree_drain(true);
 }
 
 /* ---- fork() (src/fork.c) ---------------------------------------------------- */
 
-/* kvfree.lock, then every cache's lock: the order of kvfree_pass(). */
+/* timer_lock, kvfree.lock, then every cache's lock: the order of
+ * kvfree_drain() (which holds no lock while it queues). */
 void kvfree_fork_prepare(void)
 {
+	pthread_mutex_lock(&kvfree.timer_lock);
 	pthread_mutex_lock(&kvfree.lock);
 	for (struct kvfree_cache *kc = kvfree.caches; kc; kc = kc->next)
 		pthread_mutex_lock(&kc->lock);
@@ -241,35 +437,36 @@ void kvfree_fork_parent(void)
 	for (struct kvfree_cache *kc = kvfree.caches; kc; kc = kc->next)
 		pthread_mutex_unlock(&kc->lock);
 	pthread_mutex_unlock(&kvfree.lock);
+	pthread_mutex_unlock(&kvfree.timer_lock);
 }
 
 /* The pointers handed to rcu_free() before the fork are the parent's to
- * free: the child drops its copies of the blocks and caches that hold them
- * (the library's memory) and keeps the pointers' memory untouched; its
- * counters start again from zero. */
+ * free: the child drops its copies of the partly filled blocks and the
+ * caches that hold them (the library's memory) and keeps the pointers'
+ * memory untouched, as the callback layer drops the sealed blocks with
+ * every other inherited callback.  The timer did not survive the fork: it
+ * starts again at the child's first block.  The counters start again from
+ * zero. */
 void kvfree_fork_child(void)
 {
 	struct kvfree_cache *kc, *kc_next;
-	struct kvfree_block *b, *b_next;
 
 	pthread_mutex_init(&kvfree.lock, NULL);
+	pthread_mutex_init(&kvfree.timer_lock, NULL);
 	for (kc = kvfree.caches; kc; kc = kc_next) {
 		kc_next = kc->next;
 		free(kc->cur);
 		free(kc);
 	}
 	kvfree.caches = NULL;
-	for (b = kvfree.sealed_head; b; b = b_next) {
-		b_next = b->next;
-		free(b);
-	}
-	kvfree.sealed_head = NULL;
-	kvfree.sealed_tail = &kvfree.sealed_head;
+	if (atomic_load_explicit(&kvfree.timer_state, memory_order_relaxed) != KVFREE_TIMER_STOPPED)
+		atomic_store_explicit(&kvfree.timer_state, KVFREE_TIMER_OFF, memory_order_relaxed);
+	atomic_store_explicit(&kvfree.timer_futex, 0, memory_order_relaxed);
 	atomic_store_explicit(&kvfree.n_queued, 0, memory_order_relaxed);
 	atomic_store_explicit(&kvfree.n_freed, 0, memory_order_relaxed);
 	atomic_store_explicit(&kvfree.n_fallback, 0, memory_order_relaxed);
 	kvfree_self = NULL;
-	if (atomic_load_explicit(&kvfree.inited, memory_order_relaxed))
+	if (kvfree.key_created)
 		pthread_setspecific(kvfree.exit_key, NULL);
 }
 

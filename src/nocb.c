@@ -249,7 +249,6 @@ static void nocb_free_rdp(struct nocb_group *grp, struct rcu_data **pp)
 }
 
 struct nocb_pass {
-	bool partial;        /* rcu_free() blocks still filling (drain timer) */
 	bool ready;          /* callbacks left to invoke */
 	bool waiting;        /* callbacks waiting for a GP */
 	bool lazy_only;      /* every waiting callback is lazy */
@@ -293,43 +292,6 @@ static void nocb_pass_need(struct nocb_pass *p, unsigned long need)
 	if (!p->waiting || ULONG_CMP_LT(need, p->need))
 		p->need = need;
 	p->waiting = true;
-}
-
-/*
- * rcu_free() blocks (group 0): seal partial blocks when due (all of them for
- * an rcu_barrier(), which then also waits until every block sealed so far
- * is freed), free blocks whose grace period ended.
- */
-/* Set once by the top layer's init, before any offload thread starts;
- * acquire/release only so that a late setter is still safe. */
-static _Atomic(rcu_nocb_client_pass_fn) nocb_client_pass;
-
-void rcu_nocb_set_client_pass(rcu_nocb_client_pass_fn fn)
-{
-	atomic_store_explicit(&nocb_client_pass, fn, memory_order_release);
-}
-
-static void nocb_kvfree_pass(struct nocb_group *grp, struct nocb_pass *p, unsigned long cur,
-			     bool barrier)
-{
-	unsigned long need;
-	rcu_nocb_client_pass_fn pass = atomic_load_explicit(&nocb_client_pass, memory_order_acquire);
-	bool waiting = pass && pass(cur, barrier, &need, &p->partial);
-
-	if (waiting) {
-		nocb_pass_need(p, need);
-		p->lazy_only = false;
-	}
-	if (barrier && waiting && !grp->kvfree_barrier) {
-		grp->kvfree_barrier = true;
-		grp->kvfree_barrier_cookie = rcu_gp_snap();
-		atomic_fetch_add_explicit(&nocb.barrier_cpu_count, 1, memory_order_relaxed);
-	}
-	if (grp->kvfree_barrier &&
-	    (!waiting || ULONG_CMP_LT(grp->kvfree_barrier_cookie, need))) {
-		grp->kvfree_barrier = false;
-		nocb_barrier_dec();
-	}
 }
 
 /* ---- Grace periods sized to the work ----------------------------------------- */
@@ -409,7 +371,7 @@ due:
 /*
  * Hold the batch back for at most left_ns: call_rcu() wakes NOCB_BATCH
  * only for a flood (qhimark) or a waiting thread, rcu_barrier() and
- * rcu_free() through the futex as always (v: the futex word read before the
+ * through the futex as always (v: the futex word read before the
  * pass).  Unlike nocb_sleep(), the bypass stacks are expected to fill.
  */
 static void nocb_batch_sleep(struct nocb_group *grp, long left_ns, uint32_t v)
@@ -474,9 +436,6 @@ static void nocb_gp_pass(struct nocb_group *grp, struct nocb_pass *p, bool invok
 		p->gp_waiting += rdp->cblist.len - rdp->cblist.seglen[RCU_DONE_TAIL];
 		orphans |= atomic_load_explicit(&rdp->orphan, memory_order_relaxed);
 	}
-	if (grp->kvfree)
-		nocb_kvfree_pass(grp, p, cur, barrier != grp->barrier_done);
-	p->hurry |= grp->kvfree_barrier;
 	if (barrier != grp->barrier_done) {
 		grp->barrier_done = barrier;
 		nocb_barrier_dec();   /* this group has entrained */
@@ -499,10 +458,10 @@ static bool nocb_bypass_empty(struct nocb_group *grp)
 }
 
 /*
- * Sleep until call_rcu(), rcu_free() or rcu_barrier() wakes us, or the
+ * Sleep until call_rcu() or rcu_barrier() wakes us, or the
  * timeout.  v is the futex word as read before the pass that decided to
- * sleep: any wake-up since then (a new rcu_free() block, say, which the pass
- * did not see) makes the wait return at once.
+ * sleep: any wake-up since then (a barrier request, say, which the pass did
+ * not see) makes the wait return at once.
  */
 static void nocb_sleep(struct nocb_group *grp, int state, long timeout_ns, uint32_t v)
 {
@@ -562,10 +521,9 @@ static void *rcu_nocb_kthread(void *arg)
 			TRACE_RECORD("nocb_waitgp_end", 0);
 			continue;
 		}
-		if (atomic_load_explicit(&nocb.stopping, memory_order_acquire) && !p.partial)
+		if (atomic_load_explicit(&nocb.stopping, memory_order_acquire))
 			break;
-		/* rcu_free() blocks still filling: wake to drain them. */
-		nocb_sleep(grp, NOCB_IDLE, p.partial ? TUN(rcu_free_drain_ms) * 1000000L : -1, v);
+		nocb_sleep(grp, NOCB_IDLE, -1, v);
 	}
 	return NULL;
 }
@@ -596,7 +554,6 @@ bool nocb_start(void)
 	if (!nocb.key_created && pthread_key_create(&nocb.exit_key, rdp_exit))
 		sys_die("call_rcu(): pthread_key_create failed");
 	nocb.key_created = true;
-	nocb.groups[0].kvfree = true;
 	for (long i = 0; i < n; i++) {
 		pthread_mutex_init(&nocb.groups[i].lock, NULL);
 		if (rcu_kthread_create(&nocb.groups[i].thread, rcu_nocb_kthread, &nocb.groups[i]))
@@ -608,13 +565,6 @@ bool nocb_start(void)
 	atomic_store_explicit(&nocb.started, true, memory_order_release);
 	pthread_mutex_unlock(&nocb.lock);
 	return true;
-}
-
-void rcu_nocb_kick(void)
-{
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
-		sys_die("rcu_free(): cannot allocate callback-offload state");
-	nocb_wake(&nocb.groups[0]);
 }
 
 /* ---- fork() (src/fork.c) -------------------------------------------------------- */
@@ -643,7 +593,7 @@ void rcu_nocb_fork_parent(void)
  * before it belongs to the parent, which runs it: the child forgets them
  * (their rcu_data and group structures are freed, the callbacks themselves
  * are the program's memory and are left alone), and the offload threads
- * start again at the child's first call_rcu() or rcu_free().  The
+ * start again at the child's first call_rcu().  The
  * callback counters start again from zero.
  */
 void rcu_nocb_fork_child(void)

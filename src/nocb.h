@@ -14,17 +14,11 @@
 void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy);
 bool rcu_cb_ready(void);                         /* call_rcu_core() will not allocate */
 void rcu_nocb_shutdown(void);
-void rcu_nocb_kick(void);                        /* wake group 0 (bulk frees) */
+void rcu_barrier_cbs(void);                      /* every callback queued before it ran */
 void rcu_nocb_stats(struct trcu_stats *st);
 bool rcu_nocb_self(void);                        /* the caller is an offload thread */
 bool rcu_nocb_exit_drain(long stuck_ns);         /* bounded: process exit */
-void rcu_nocb_exit_report(const char *why);      /* what exit leaves behind */
+void rcu_nocb_exit_report(const char *why, long frees);   /* what exit leaves behind */
 void rcu_nocb_stall_info(long *pending, long *gave_up);
-/* The bulk-freeing pass group 0's offload thread runs (src/kvfree.c's
- * kvfree_pass()): handed down by the top layer at init, so that the
- * callback layer never names the layer above it. */
-typedef bool (*rcu_nocb_client_pass_fn)(unsigned long cur, bool flush, unsigned long *need,
-					bool *more);
-void rcu_nocb_set_client_pass(rcu_nocb_client_pass_fn fn);
 
 #endif

@@ -62,9 +62,6 @@ struct nocb_group {
 	 * arrival rate (nocb_batch_count()). */
 	long batch_since_ns;
 	long rate_window_ns, rate_n;        /* callbacks flushed this tick */
-	bool kvfree;                /* group 0 also runs the rcu_free() blocks */
-	bool kvfree_barrier;        /* an rcu_barrier() waits for blocks ... */
-	unsigned long kvfree_barrier_cookie;   /* ... sealed up to this cookie */
 };
 
 #define NOCB_MAX_GROUPS 256

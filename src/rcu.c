@@ -52,6 +52,29 @@ static bool rcu_read_side_fenced(void)
  * Nothing is stopped or joined: the process is ending, and a join could
  * wait for a reader.  An explicit trcu_shutdown() does the full job.
  */
+/* rcu_free() pointers not freed yet (in blocks filling or queued). */
+static long rcu_frees_pending(void)
+{
+	long queued, freed, fallback;
+
+	kvfree_stats(&queued, &freed, &fallback);
+	return queued - freed;
+}
+
+/* Seal the partly filled rcu_free() blocks and run every callback, again
+ * while callbacks fill new blocks; bounded as rcu_nocb_exit_drain(). */
+static bool rcu_exit_drain(long stuck_ns)
+{
+	for (int i = 0; i < 100; i++) {
+		kvfree_drain_all();
+		if (!rcu_nocb_exit_drain(stuck_ns))
+			return false;
+		if (kvfree_idle())
+			return true;
+	}
+	return false;
+}
+
 static void rcu_exit_handler(void)
 {
 	struct rcu_thread *r = rcu_thread_self();
@@ -61,23 +84,25 @@ static void rcu_exit_handler(void)
 	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 		return;
 	if (rcu_section_depth()) {
-		rcu_nocb_exit_report("exit() was called inside a read-side critical section");
+		rcu_nocb_exit_report("exit() was called inside a read-side critical section",
+				     rcu_frees_pending());
 		return;
 	}
 	if (rcu_nocb_self()) {
-		rcu_nocb_exit_report("exit() was called from an RCU callback (counted here)");
+		rcu_nocb_exit_report("exit() was called from an RCU callback (counted here)",
+				     rcu_frees_pending());
 		return;
 	}
 	/* Quiescent while it waits, as in synchronize_rcu(): an online QSBR
 	 * thread returning from main() would hold up the grace periods. */
 	registered = rcu_thread_registered(r);
 	was = registered ? rcu_enter_gp_wait(r) : 0;
-	if (!rcu_nocb_exit_drain(TUN(exit_wait_ms) * 1000000L)) {
+	if (!rcu_exit_drain(TUN(exit_wait_ms) * 1000000L)) {
 		char why[128];
 
 		snprintf(why, sizeof(why), "no grace period ended for %ld ms (a reader stuck in "
 			 "a read-side critical section?)", TUN(exit_wait_ms));
-		rcu_nocb_exit_report(why);
+		rcu_nocb_exit_report(why, rcu_frees_pending());
 	}
 	if (registered)
 		rcu_exit_gp_wait(r, was);
@@ -101,9 +126,9 @@ static void rcu_init_once(void)
  * At load, before any thread exists: what needs no environment.  Registers
  * the init, which runs at first use (the environment is read then, threads
  * start later still), and hands the upper layers' functions down
- * (src/stall.c, src/nocb.c, the GP core and src/thread.c never call up):
- * the callback counts for stall warnings, the bulk frees for offload group
- * 0, the task readers' lists for the GP core, threads, stalls and fork.
+ * (src/stall.c, the GP core and src/thread.c never call up): the callback
+ * counts for stall warnings, the task readers' lists for the GP core,
+ * threads, stalls and fork.
  * Priority 101: before the default constructors of a static link, which
  * may already use the library.
  */
@@ -111,7 +136,6 @@ __attribute__((constructor(101))) void rcu_init_anchor(void)
 {
 	rcu_init_register(rcu_init_once);
 	rcu_stall_set_cb_info(rcu_nocb_stall_info);
-	rcu_nocb_set_client_pass(kvfree_pass);
 	rcu_task_set_hooks(&rcu_task_hooks_impl);
 }
 
@@ -155,8 +179,12 @@ static void __trcu_shutdown(void)
 	if (r->depth_bias && !rcu_section_depth())
 		rcu_internal_qsbr_offline(r);
 	/* Every callback runs before the GP kthread stops: the offload
-	 * threads still need grace periods. */
+	 * threads still need grace periods.  The partly filled rcu_free()
+	 * blocks first, so that the callback layer runs them; then those
+	 * that callbacks filled meanwhile, each after a grace period here. */
+	kvfree_drain_all();
 	rcu_nocb_shutdown();
+	kvfree_shutdown();
 	if (atomic_exchange_explicit(&rcu_state.shutting_down, true, memory_order_acq_rel))
 		return;
 	rcu_gp_kthread_stop();
