@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rcu_free()'s blocks are callbacks: each is freed by call_rcu()'s machinery
+ * and drained by the events that seal a partly filled block.  Each scenario
+ * runs in its own process (common/subproc.h):
+ *   flood_bound     a flood while grace periods are slow stays within the
+ *                   callback layer's flood bound (cb_max_pending blocks)
+ *   exit_seals      a thread that exits with a partly filled block has it
+ *                   freed at once, not after rcu_free_drain_ms
+ *   full_block      a full block is freed with no drain at all
+ *   barrier_partial rcu_barrier() frees a partly filled block
+ *   timer_lifetime  the drain timer's thread starts with the first block,
+ *                   never before, and trcu_shutdown() ends it; rcu_free()
+ *                   after the shutdown still frees after a grace period
+ *   no_memory       no memory for a block: each pointer is freed after a
+ *                   grace period on the caller's thread, none lost; inside
+ *                   a read-side section that aborts with a message
+ *   signal_nested   rcu_free() from a signal handler that interrupted the
+ *                   same thread's rcu_free() aborts with a message (it
+ *                   would deadlock on the thread's block lock)
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <treercu/treercu.h>
+
+#include "subproc.h"
+
+#define BLOCK_PTRS 508       /* pointers in one page-sized block (docs/api.md) */
+#define BOUND_MAX_PENDING 100
+#define SECTION_MS 300
+
+/* ---- Allocation failure for the page-sized blocks (no_memory) ------------- */
+
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+static _Atomic int fail_pages;
+
+void *__wrap_malloc(size_t n)
+{
+	if (n == 4096 && atomic_load(&fail_pages))
+		return NULL;
+	return __real_malloc(n);
+}
+
+/* ---- Helpers ----------------------------------------------------------------- */
+
+static struct trcu_stats stats(void)
+{
+	struct trcu_stats st;
+
+	trcu_get_stats(&st);
+	return st;
+}
+
+/* Wait up to limit_s for frees_done to reach n. */
+static bool wait_freed(long n, int limit_s)
+{
+	for (int i = 0; i < limit_s * 1000; i++) {
+		if (stats().frees_done >= n)
+			return true;
+		usleep(1000);
+	}
+	return stats().frees_done >= n;
+}
+
+/* Threads of this process named name. */
+static int threads_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d != NULL);
+	while ((e = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+		n += !strcmp(comm, name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* ---- flood_bound ------------------------------------------------------------- */
+
+static _Atomic int flood_done, reader_in;
+
+/* Sections of 300 ms back to back: grace periods end, slowly. */
+static void *slow_reader(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&flood_done)) {
+		rcu_read_lock();
+		atomic_store(&reader_in, 1);
+		usleep(SECTION_MS * 1000);
+		rcu_read_unlock();
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static void sc_flood_bound(void)
+{
+	const long nflood = 400L * BLOCK_PTRS;
+	/* Push-back holds a thread at cb_max_pending callbacks, here blocks,
+	 * plus the one that crossed it and the one filling. */
+	const long bound = (BOUND_MAX_PENDING + 2) * (long)BLOCK_PTRS;
+	struct trcu_stats st;
+	long maxp = 0;
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, slow_reader, NULL) == 0);
+	while (!atomic_load(&reader_in))
+		usleep(100);
+	for (long i = 0; i < nflood; i++) {
+		rcu_free(malloc(16));
+		if (i % 64 == 0) {
+			st = stats();
+			if (st.frees_queued - st.frees_done > maxp)
+				maxp = st.frees_queued - st.frees_done;
+		}
+	}
+	atomic_store(&flood_done, 1);
+	pthread_join(t, NULL);
+	st = stats();
+	fprintf(stderr, "most pointers pending: %ld (bound %ld), push-backs %ld\n", maxp, bound,
+		st.cbs_pushback);
+	CHECK(maxp <= bound);
+	CHECK(st.cbs_pushback > 0);
+	rcu_barrier();
+	st = stats();
+	CHECK_EQ(st.frees_done, nflood);
+	CHECK_EQ(st.frees_queued, nflood);
+	_exit(0);
+}
+
+/* ---- exit_seals, full_block, barrier_partial ----------------------------------- */
+
+static void *free_three(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		rcu_free(malloc(24));
+	return NULL;   /* exits with a partly filled block */
+}
+
+static void sc_exit_seals(void)
+{
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, free_three, NULL) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	/* rcu_free_drain_ms is an hour: only the exit can have sealed it. */
+	if (!wait_freed(3, 60)) {
+		fprintf(stderr, "exited thread's block not freed: %ld of 3 after 60 s\n",
+			stats().frees_done);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+static void sc_full_block(void)
+{
+	for (int i = 0; i < BLOCK_PTRS; i++)
+		rcu_free(malloc(8));
+	if (!wait_freed(BLOCK_PTRS, 60)) {
+		fprintf(stderr, "full block not freed: %ld of %d after 60 s\n", stats().frees_done,
+			BLOCK_PTRS);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+static void sc_barrier_partial(void)
+{
+	for (int i = 0; i < 5; i++)
+		rcu_free(malloc(8));
+	rcu_barrier();
+	CHECK_EQ(stats().frees_done, 5);
+	_exit(0);
+}
+
+/* ---- timer_lifetime --------------------------------------------------------------- */
+
+static void cb_nop(struct trcu_head *h)
+{
+	(void)h;
+}
+
+static void sc_timer_lifetime(void)
+{
+	static struct trcu_head h;
+
+	/* Every other API first: none of them starts the timer. */
+	rcu_read_lock();
+	rcu_read_unlock();
+	synchronize_rcu();
+	call_rcu(&h, cb_nop);
+	rcu_barrier();
+	CHECK_EQ(threads_named("trcu_kvfree"), 0);
+	rcu_free(malloc(8));
+	/* The thread names itself: give it time to. */
+	for (int i = 0; i < 10000 && threads_named("trcu_kvfree") != 1; i++)
+		usleep(1000);
+	CHECK_EQ(threads_named("trcu_kvfree"), 1);
+	rcu_free(malloc(8));   /* left filling: the shutdown frees it */
+	trcu_shutdown();
+	CHECK_EQ(threads_named("trcu_kvfree"), 0);
+	CHECK_EQ(stats().frees_done, 2);
+	rcu_free(malloc(8));   /* after the shutdown: freed here after a GP */
+	CHECK_EQ(stats().frees_fallback, 1);
+	CHECK_EQ(threads_named("trcu_kvfree"), 0);
+	_exit(0);
+}
+
+/* ---- no_memory ---------------------------------------------------------------------- */
+
+static void sc_no_memory(void)
+{
+	const int n = 20;
+
+	atomic_store(&fail_pages, 1);
+	for (int i = 0; i < n; i++)
+		rcu_free(malloc(8));
+	/* Freed already, each after its own grace period. */
+	CHECK_EQ(stats().frees_fallback, n);
+	atomic_store(&fail_pages, 0);
+	rcu_free(malloc(8));
+	rcu_barrier();
+	CHECK_EQ(stats().frees_done, 1);
+	atomic_store(&fail_pages, 1);
+	rcu_read_lock();
+	rcu_free(malloc(8));   /* aborts: would wait for a GP inside the section */
+	rcu_read_unlock();
+	_exit(0);
+}
+
+/* ---- signal_nested -------------------------------------------------------------------- */
+
+static void *handler_ptr[64];
+static _Atomic int handler_next;
+
+static void on_signal(int sig)
+{
+	int i = atomic_fetch_add(&handler_next, 1);
+
+	(void)sig;
+	/* A pointer allocated before the signals: no malloc() here. */
+	rcu_free(handler_ptr[i % 64]);
+	handler_ptr[i % 64] = NULL;
+}
+
+static pthread_t target;
+
+static void *signaller(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_kill(target, SIGUSR1);
+		usleep(200);
+	}
+	return NULL;
+}
+
+static void sc_signal_nested(void)
+{
+	enum { N = 1 << 16 };
+	static void *objs[N];
+	pthread_t t;
+
+	for (int i = 0; i < 64; i++)
+		handler_ptr[i] = malloc(8);
+	for (int i = 0; i < N; i++)
+		objs[i] = malloc(8);
+	rcu_free(malloc(8));   /* the library's one-time init before any signal */
+	target = pthread_self();
+	signal(SIGUSR1, on_signal);
+	CHECK(pthread_create(&t, NULL, signaller, NULL) == 0);
+	/* Until a signal lands inside rcu_free(); no malloc() in the loop
+	 * itself, so a handler never interrupts the program's malloc(). */
+	for (long i = 0;; i++) {
+		rcu_free(objs[i % N]);
+		objs[i % N] = NULL;
+		if (i % N == N - 1) {
+			fprintf(stderr, "no signal landed inside rcu_free() in %ld calls\n", i + 1);
+			_exit(1);
+		}
+	}
+}
+
+static const struct sp_scenario scenarios[] = {
+	{ "flood_bound", sc_flood_bound },
+	{ "exit_seals", sc_exit_seals },
+	{ "full_block", sc_full_block },
+	{ "barrier_partial", sc_barrier_partial },
+	{ "timer_lifetime", sc_timer_lifetime },
+	{ "no_memory", sc_no_memory },
+	{ "signal_nested", sc_signal_nested },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	static const char *const flood_env[] = { "TREERCU_CB_MAX_PENDING=100", "TREERCU_QHIMARK=10",
+						 NULL };
+	static const char *const hour_env[] = { "TREERCU_RCU_FREE_DRAIN_MS=3600000", NULL };
+	bool ok = true;
+
+	sp_child(argc, argv, scenarios);
+	alarm(900);
+	printf("test_rcu_free_drains: rcu_free() blocks as callbacks, and what seals them\n");
+	ok &= sp_expect_exit("flood_bound", flood_env, 240, 0, NULL, 0);
+	ok &= sp_expect_exit("exit_seals", hour_env, 120, 0, NULL, 0);
+	ok &= sp_expect_exit("full_block", hour_env, 120, 0, NULL, 0);
+	ok &= sp_expect_exit("barrier_partial", hour_env, 120, 0, NULL, 0);
+	ok &= sp_expect_exit("timer_lifetime", NULL, 120, 0, NULL, 0);
+	ok &= sp_expect_abort("no_memory", NULL, 120,
+			      "out of memory inside an RCU read-side critical section");
+	ok &= sp_expect_abort("signal_nested", NULL, 120,
+			      "called from a signal handler that interrupted rcu_free()");
+	if (!ok) {
+		printf("test_rcu_free_drains: FAILED\n");
+		return 1;
+	}
+	printf("test_rcu_free_drains: OK\n");
+	return 0;
+}
