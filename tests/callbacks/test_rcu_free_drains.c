@@ -280,7 +280,7 @@ static void *signaller(void *arg)
 
 static void sc_signal_nested(void)
 {
-	enum { N = 1 << 16 };
+	enum { N = 1 << 20 };
 	static void *objs[N];
 	pthread_t t;
 
