@@ -380,11 +380,12 @@ void trcu_rcu_free(void *ptr)
 		sys_die("rcu_free(%p) called from a signal handler that interrupted rcu_free() "
 			 "on the same thread: not allowed from a signal handler (it takes the "
 			 "thread's block lock and allocates)", ptr);
-	rcu_init();
 	kvfree_busy = 1;
 	/* Compiler-only: a handler on this thread sees the flag set before
-	 * the lock is taken, and clear only after it is released. */
+	 * the one-time init and the lock are taken, and clear only after the
+	 * lock is released. */
 	atomic_signal_fence(memory_order_seq_cst);
+	rcu_init();
 	kvfree_add(ptr);
 	atomic_signal_fence(memory_order_seq_cst);
 	kvfree_busy = 0;

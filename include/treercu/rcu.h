@@ -504,9 +504,11 @@ TRCU_API void trcu_rcu_barrier(void);
 
 /* Headless bulk freeing (the kernel's single-argument kvfree_rcu()):
  * free(ptr) after a grace period, with no rcu_head in the object.  Pointers
- * are batched in page-sized blocks; if no block can be allocated it waits
- * for a grace period and frees ptr itself (so, out of memory, it must not
- * be inside a read-side section: it then aborts with a message). */
+ * are batched in page-sized blocks, each freed by one call_rcu() callback
+ * (rcu_barrier() covers the partly filled ones); if no block can be
+ * allocated it waits for a grace period and frees ptr itself (so, out of
+ * memory, it must not be inside a read-side section: it then aborts with a
+ * message).  Not from a signal handler. */
 TRCU_API void trcu_rcu_free(void *ptr);
 
 /* Current grace-period sequence number (for diagnostics and tests). */

@@ -3,8 +3,9 @@
  * Deferred free with rcu_free(): UPDATERS threads each hand NOBJ/UPDATERS
  * 64-byte objects to rcu_free() as fast as they can while one reader runs
  * sections back to back; the window ends when rcu_barrier() has freed them
- * all.  Prints objects/s over the window and the process's CPU time (every
- * thread: the updaters, the reader, the offload and GP threads) per object.
+ * all.  Prints objects/s over the window, the process's CPU time (every
+ * thread: the updaters, the reader, the offload and GP threads) per object,
+ * and the updaters' own rate (rcu_free() calls/s until the last returned).
  *
  *   cc -O2 -Iinclude scripts/bench/rcu_free.c build/libtreercu.a -lpthread \
  *      -o build/rcu_free_bench && build/rcu_free_bench [NOBJ] [UPDATERS]
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 	int nupd = argc > 2 ? atoi(argv[2]) : 1;
 	pthread_t r, u[64];
 	struct trcu_stats st;
-	double t0, c0, t1, c1;
+	double t0, c0, tu, t1, c1;
 
 	if (nobj <= 0 || nupd <= 0 || nupd > 64) {
 		fprintf(stderr, "usage: %s [NOBJ > 0] [UPDATERS 1..64]\n", argv[0]);
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
 		pthread_create(&u[i], NULL, updater, NULL);
 	for (int i = 0; i < nupd; i++)
 		pthread_join(u[i], NULL);
+	tu = now_s();
 	rcu_barrier();
 	t1 = now_s();
 	c1 = cpu_s();
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rcu_free_bench: %ld of %ld objects freed\n", st.frees_done, nobj + 1);
 		return 1;
 	}
-	printf("objects/s %.0f cpu_ns/object %.1f gps %ld\n", nobj / (t1 - t0),
-	       (c1 - c0) * 1e9 / nobj, st.gp_completed);
+	printf("objects/s %.0f cpu_ns/object %.1f calls/s %.0f gps %ld\n", nobj / (t1 - t0),
+	       (c1 - c0) * 1e9 / nobj, nobj / (tu - t0), st.gp_completed);
 	return 0;
 }

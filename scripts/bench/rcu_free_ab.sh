@@ -32,10 +32,14 @@ function median(arr, n,   i, j, t) {
 		for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
 	return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
 }
-{ s = $1; n[s]++; if (s == "A") { ra[n[s]] = $3; ca[n[s]] = $5 } else { rb[n[s]] = $3; cb[n[s]] = $5 } }
+{
+	s = $1; k = ++n[s]
+	if (s == "A") { ra[k] = $3; ca[k] = $5; ua[k] = $7 } else { rb[k] = $3; cb[k] = $5; ub[k] = $7 }
+}
 END {
 	ma = median(ra, n["A"]); mb = median(rb, n["B"]); xa = median(ca, n["A"]); xb = median(cb, n["B"])
-	printf "median A: %.0f objects/s, %.1f CPU ns/object\n", ma, xa
-	printf "median B: %.0f objects/s, %.1f CPU ns/object\n", mb, xb
-	printf "B/A: objects/s %.3f, CPU/object %.3f\n", mb / ma, xb / xa
+	va = median(ua, n["A"]); vb = median(ub, n["B"])
+	printf "median A: %.0f objects/s, %.1f CPU ns/object, %.0f calls/s\n", ma, xa, va
+	printf "median B: %.0f objects/s, %.1f CPU ns/object, %.0f calls/s\n", mb, xb, vb
+	printf "B/A: objects/s %.3f, CPU/object %.3f, calls/s %.3f\n", mb / ma, xb / xa, vb / va
 }' "$tmp"
