@@ -22,8 +22,9 @@
  * above the core (fork_register_hooks(): the workqueue's wq_state.mutex,
  * every pool lock, every workqueue's mayday_lock, wq_state.timer_lock,
  * wq_state.free_lock, wq_state.owner_lock); nocb.lock, every offload group's
- * lock; kvfree.lock, every per-thread kvfree cache lock; the GP kthread's
- * start lock, ofl_lock, every rcu_node lock.  docs/design.md, "Guarantees".
+ * lock; kvfree.timer_lock, kvfree.lock, every per-thread kvfree cache lock;
+ * the GP kthread's start lock, ofl_lock, every rcu_node lock.
+ * docs/design.md, "Guarantees".
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -286,20 +286,19 @@ static void kvfree_timer_stop(void)
 
 /* ---- rcu_free() ------------------------------------------------------------------ */
 
-/* Thread exit: the timer seals what is left and frees the cache.  A later
- * key destructor of this thread that calls rcu_free() gets a new cache. */
+/* Thread exit: the timer seals what is left and frees the cache (woken
+ * even with no block left, so that caches of exited threads do not pile
+ * up).  A later key destructor of this thread that calls rcu_free() gets a
+ * new cache. */
 static void kvfree_cache_exit(void *arg)
 {
 	struct kvfree_cache *kc = arg;
-	bool partial;
 
 	pthread_mutex_lock(&kc->lock);
 	kc->orphan = true;
-	partial = kc->cur != NULL;
 	pthread_mutex_unlock(&kc->lock);
 	kvfree_self = NULL;
-	if (partial)
-		kvfree_timer_kick(true);
+	kvfree_timer_kick(true);
 }
 
 static struct kvfree_cache *kvfree_cache_get(void)
