@@ -49,10 +49,9 @@ struct kvfree_cache {
 enum { KVFREE_TIMER_OFF, KVFREE_TIMER_ARMED, KVFREE_TIMER_IDLE, KVFREE_TIMER_STOPPED };
 
 static struct {
-	pthread_mutex_t lock;                 /* ->caches, ->key_created */
+	pthread_mutex_t lock;                 /* ->caches */
 	struct kvfree_cache *caches;
-	pthread_key_t exit_key;
-	bool key_created;
+	pthread_key_t exit_key;               /* created by kvfree_init() */
 	/* The drain timer: a thread started by the first block (never before
 	 * first use), stopped by trcu_shutdown(). */
 	pthread_mutex_t timer_lock;           /* ->timer_state's start and stop */
@@ -312,11 +311,6 @@ static struct kvfree_cache *kvfree_cache_get(void)
 		return NULL;
 	pthread_mutex_init(&kc->lock, NULL);
 	pthread_mutex_lock(&kvfree.lock);
-	if (!kvfree.key_created) {
-		if (pthread_key_create(&kvfree.exit_key, kvfree_cache_exit))
-			sys_die("rcu_free(): pthread_key_create failed");
-		kvfree.key_created = true;
-	}
 	kc->next = kvfree.caches;
 	kvfree.caches = kc;
 	pthread_mutex_unlock(&kvfree.lock);
@@ -420,6 +414,13 @@ void kvfree_shutdown(void)
 	kvfree_drain(true);
 }
 
+/* The thread-exit key: once, from the init gate (rcu_init()). */
+void kvfree_init(void)
+{
+	if (pthread_key_create(&kvfree.exit_key, kvfree_cache_exit))
+		sys_die("rcu_free(): pthread_key_create failed");
+}
+
 /* ---- fork() (src/fork.c) ---------------------------------------------------- */
 
 /* timer_lock, kvfree.lock, then every cache's lock: the order of
@@ -466,8 +467,7 @@ void kvfree_fork_child(void)
 	atomic_store_explicit(&kvfree.n_freed, 0, memory_order_relaxed);
 	atomic_store_explicit(&kvfree.n_fallback, 0, memory_order_relaxed);
 	kvfree_self = NULL;
-	if (kvfree.key_created)
-		pthread_setspecific(kvfree.exit_key, NULL);
+	pthread_setspecific(kvfree.exit_key, NULL);
 }
 
 void kvfree_stats(long *queued, long *freed, long *fallback)

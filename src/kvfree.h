@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+void kvfree_init(void);          /* from the init gate */
 void kvfree_drain_all(void);     /* seal every partly filled block now */
 bool kvfree_idle(void);          /* every pointer handed over has been freed */
 void kvfree_shutdown(void);      /* trcu_shutdown(), after the callback layer's */

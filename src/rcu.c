@@ -118,6 +118,7 @@ static void rcu_init_once(void)
 			      rcu_tree_build_first((int)TUN(fanout), (int)TUN(fanout_leaf)),
 			      memory_order_release);
 	rcu_thread_init();
+	kvfree_init();
 	atexit(rcu_exit_handler);
 	fork_register();
 }
