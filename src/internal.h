@@ -128,6 +128,10 @@ void rcu_tree_free(struct rcu_tree *t);
 /* Under ofl_lock: 0, or -1 with errno (ENOMEM) and nothing changed. */
 int rcu_tree_prepare_locked(int nr_slots, int fanout, int fanout_leaf);
 int rcu_tree_cover_slot_locked(int slot);
+/* Under ofl_lock: the trees a GP start replaced (->retired_next links
+ * them), and, at shutdown, freeing them with the prepared one. */
+struct rcu_tree *rcu_tree_retired_locked(void);
+void rcu_trees_free_locked(void);
 static inline struct rcu_node *rcu_tree_leaf(struct rcu_tree *t, int slot)
 {
 	int l = t->levels - 1;
@@ -265,11 +269,9 @@ struct rcu_state {
 	pthread_mutex_t gp_mutex __attribute__((aligned(64)));  /* the driver */
 	pthread_mutex_t ofl_lock;   /* the slot table (src/slots.c) and qsmaskinitnext */
 
+	/* The current tree; the next one and the retired ones are
+	 * src/rcu_node.c's. */
 	_Atomic(struct rcu_tree *) tree;
-	struct rcu_tree *retired;        /* old trees, freed at shutdown */
-	/* The tree the next GP start installs, built ahead by a registration
-	 * or a fan-out change (rcu_tree_prepare_locked()); under ofl_lock. */
-	struct rcu_tree *tree_next;
 
 	/* Per-GP driver state (under gp_mutex). */
 	unsigned long gp_gen;            /* trcu_reader_gen this GP set */

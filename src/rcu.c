@@ -192,14 +192,7 @@ static void __trcu_shutdown(void)
 	trcu_unregister_thread();
 	rcu_busy_enter();   /* ofl_lock: see rcu_busy_enter() */
 	pthread_mutex_lock(&rcu_state.ofl_lock);
-	while (rcu_state.retired) {
-		struct rcu_tree *t = rcu_state.retired;
-
-		rcu_state.retired = t->retired_next;
-		rcu_tree_free(t);
-	}
-	rcu_tree_free(rcu_state.tree_next);
-	rcu_state.tree_next = NULL;
+	rcu_trees_free_locked();
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 	rcu_busy_exit();
 }

@@ -166,10 +166,37 @@ void rcu_tree_free(struct rcu_tree *t)
 		free(t);
 }
 
+/*
+ * Under ofl_lock: the tree the next GP start installs, built ahead by a
+ * registration or a fan-out change (rcu_tree_prepare_locked()), and the
+ * trees GP starts replaced, kept until shutdown because late reporters may
+ * still hold pointers into them.
+ */
+static struct rcu_tree *tree_next;
+static struct rcu_tree *tree_retired;
+
+struct rcu_tree *rcu_tree_retired_locked(void)
+{
+	return tree_retired;
+}
+
+/* Shutdown: every tree but the current one. */
+void rcu_trees_free_locked(void)
+{
+	while (tree_retired) {
+		struct rcu_tree *t = tree_retired;
+
+		tree_retired = t->retired_next;
+		rcu_tree_free(t);
+	}
+	rcu_tree_free(tree_next);
+	tree_next = NULL;
+}
+
 /* The tree the next GP will use: the one prepared ahead, or the current. */
 static struct rcu_tree *rcu_tree_next_locked(void)
 {
-	return rcu_state.tree_next ? rcu_state.tree_next : rcu_tree();
+	return tree_next ? tree_next : rcu_tree();
 }
 
 /*
@@ -192,8 +219,8 @@ int rcu_tree_prepare_locked(int nr_slots, int fanout, int fanout_leaf)
 	t = rcu_tree_build(cap, fanout, fanout_leaf);
 	if (!t)
 		return -1;   /* errno set */
-	rcu_tree_free(rcu_state.tree_next);
-	rcu_state.tree_next = t;
+	rcu_tree_free(tree_next);
+	tree_next = t;
 	return 0;
 }
 
@@ -216,7 +243,7 @@ int rcu_tree_cover_slot_locked(int slot)
  */
 static void rcu_tree_install_locked(void)
 {
-	struct rcu_tree *old = rcu_tree(), *t = rcu_state.tree_next;
+	struct rcu_tree *old = rcu_tree(), *t = tree_next;
 	int hwm = rcu_slot_hwm();
 
 	for (int s = 0; s < hwm; s++) {
@@ -232,9 +259,9 @@ static void rcu_tree_install_locked(void)
 	 * an old leaf retired (under its lock) then loads the new tree. */
 	if (rcu_task_hooks_get())
 		rcu_task_hooks_get()->reshape_locked(old, t);
-	rcu_state.tree_next = NULL;
-	old->retired_next = rcu_state.retired;
-	rcu_state.retired = old;
+	tree_next = NULL;
+	old->retired_next = tree_retired;
+	tree_retired = old;
 }
 
 /* ---- Quiescent-state reporting ------------------------------------------------ */
@@ -393,7 +420,7 @@ void rcu_gp_init_tree(unsigned long gps)
 	struct rcu_tree *t;
 
 	pthread_mutex_lock(&rcu_state.ofl_lock);
-	if (rcu_state.tree_next)
+	if (tree_next)
 		rcu_tree_install_locked();
 	t = rcu_tree();
 	/* Tasks on worker lists to their leaves, after gp_seq says "in

@@ -695,7 +695,7 @@ void rcu_task_fork_child(void)
 	}
 	pthread_mutex_init(&blkd_alloc_lock, NULL);
 	leaves_clear(task_tree());
-	for (struct rcu_tree *t = rcu_state.retired; t; t = t->retired_next)
+	for (struct rcu_tree *t = rcu_tree_retired_locked(); t; t = t->retired_next)
 		leaves_clear(t);
 }
 
