@@ -236,8 +236,11 @@ static void rcu_sr_normal_cleanup_locked(void)
 
 	if (!done)
 		return;
+	if (rcu_test_hooks.sr_pass_loaded)
+		rcu_test_hooks.sr_pass_loaded();
 	/* Detach the older part: only a pass touches ->next of a done tail
-	 * (the driver moved on to a newer wait tail). */
+	 * (the driver moved on to a newer wait tail, and recycles this one
+	 * only while no pass is requested: rcu_sr_normal_gp_cleanup()). */
 	n = atomic_exchange_explicit(&done->next, NULL, memory_order_acq_rel);
 	for (; n; n = next) {
 		next = atomic_load_explicit(&n->next, memory_order_acquire);
@@ -274,8 +277,18 @@ static void rcu_sr_normal_cleanup_help(void)
 		if (pthread_mutex_trylock(&srs.cleanup_lock))
 			return;
 		/* Under the lock: the requests this pass covers (each one's
-		 * done tail was published before it was counted). */
+		 * done tail was published before it was counted).  None left
+		 * (another waiter's pass served them between our check and the
+		 * lock): no pass.  A pass runs only while the count is above
+		 * zero, which keeps the driver's fast path from recycling the
+		 * done tail it holds (rcu_sr_normal_gp_cleanup()): an unrequested
+		 * pass could detach, from a wait head recycled and pushed again
+		 * meanwhile, waiters whose GP has not ended. */
 		n = atomic_load_explicit(&srs.cleanups_pending, memory_order_acquire);
+		if (n <= 0) {
+			pthread_mutex_unlock(&srs.cleanup_lock);
+			return;
+		}
 		rcu_sr_normal_cleanup_locked();
 		pthread_mutex_unlock(&srs.cleanup_lock);
 		/* Release: our list changes before the driver's fast path may

@@ -21,6 +21,9 @@ struct rcu_test_hooks {
 	/* Run by a GP driver woken in its FQS sleep, before it acts on the
 	 * wake-up (src/gp.c). */
 	void (*driver_woken)(void);
+	/* Run by a waiter-list cleanup pass between its load of the done
+	 * tail and its detach of the older part (src/sync_list.c). */
+	void (*sr_pass_loaded)(void);
 };
 
 extern struct rcu_test_hooks rcu_test_hooks;
