@@ -8,6 +8,12 @@
  *   exit_seals      a thread that exits with a partly filled block has it
  *                   freed at once, not after rcu_free_drain_ms
  *   full_block      a full block is freed with no drain at all
+ *   one_gp          each pointer of a full block is freed after a grace
+ *                   period that began after its rcu_free() (a cookie taken
+ *                   before the call is complete at its free()), and the
+ *                   block needs one grace period: at most two end between
+ *                   its last rcu_free() and its frees (one may be in
+ *                   progress at the call), none of them anyone else's
  *   barrier_partial rcu_barrier() frees a partly filled block
  *   timer_lifetime  the drain timer's thread starts with the first block,
  *                   never before, and trcu_shutdown() ends it; rcu_free()
@@ -40,6 +46,8 @@
 
 void *__real_malloc(size_t n);
 void *__wrap_malloc(size_t n);
+void __real_free(void *p);
+void __wrap_free(void *p);
 static _Atomic int fail_pages;
 
 void *__wrap_malloc(size_t n)
@@ -47,6 +55,33 @@ void *__wrap_malloc(size_t n)
 	if (n == 4096 && atomic_load(&fail_pages))
 		return NULL;
 	return __real_malloc(n);
+}
+
+/* ---- free() of the tracked block (one_gp) ---------------------------------- */
+
+static void *tracked[BLOCK_PTRS];
+static unsigned long tracked_cookie[BLOCK_PTRS];
+static _Atomic int tracking, tracked_freed, tracked_early;
+static _Atomic long gp_at_first_free = -1;
+
+void __wrap_free(void *p)
+{
+	if (p && atomic_load(&tracking)) {
+		for (int i = 0; i < BLOCK_PTRS; i++) {
+			if (tracked[i] != p)
+				continue;
+			if (!poll_state_synchronize_rcu(tracked_cookie[i]))
+				atomic_fetch_add(&tracked_early, 1);
+			if (atomic_fetch_add(&tracked_freed, 1) == 0) {
+				struct trcu_stats st;
+
+				trcu_get_stats(&st);
+				atomic_store(&gp_at_first_free, st.gp_completed);
+			}
+			break;
+		}
+	}
+	__real_free(p);
 }
 
 /* ---- Helpers ----------------------------------------------------------------- */
@@ -187,6 +222,34 @@ static void sc_full_block(void)
 	_exit(0);
 }
 
+static void sc_one_gp(void)
+{
+	struct trcu_stats st;
+	long gp_last;
+
+	for (int i = 0; i < BLOCK_PTRS; i++)
+		tracked[i] = malloc(16);
+	atomic_store(&tracking, 1);
+	for (int i = 0; i < BLOCK_PTRS; i++) {
+		tracked_cookie[i] = get_state_synchronize_rcu();
+		if (i == BLOCK_PTRS - 1) {
+			trcu_get_stats(&st);
+			gp_last = st.gp_completed;
+		}
+		rcu_free(tracked[i]);
+	}
+	for (int i = 0; i < 60000 && atomic_load(&tracked_freed) < BLOCK_PTRS; i++)
+		usleep(1000);
+	fprintf(stderr, "freed %d of %d, %d before their grace period; grace periods between "
+		"the last rcu_free() and the first free(): %ld\n", atomic_load(&tracked_freed),
+		BLOCK_PTRS, atomic_load(&tracked_early), atomic_load(&gp_at_first_free) - gp_last);
+	CHECK_EQ(atomic_load(&tracked_freed), BLOCK_PTRS);
+	CHECK_EQ(atomic_load(&tracked_early), 0);
+	CHECK(atomic_load(&gp_at_first_free) - gp_last >= 1);
+	CHECK(atomic_load(&gp_at_first_free) - gp_last <= 2);
+	_exit(0);
+}
+
 static void sc_barrier_partial(void)
 {
 	for (int i = 0; i < 5; i++)
@@ -308,6 +371,7 @@ static const struct sp_scenario scenarios[] = {
 	{ "flood_bound", sc_flood_bound },
 	{ "exit_seals", sc_exit_seals },
 	{ "full_block", sc_full_block },
+	{ "one_gp", sc_one_gp },
 	{ "barrier_partial", sc_barrier_partial },
 	{ "timer_lifetime", sc_timer_lifetime },
 	{ "no_memory", sc_no_memory },
@@ -328,6 +392,7 @@ int main(int argc, char **argv)
 	ok &= sp_expect_exit("flood_bound", flood_env, 240, 0, NULL, 0);
 	ok &= sp_expect_exit("exit_seals", hour_env, 120, 0, NULL, 0);
 	ok &= sp_expect_exit("full_block", hour_env, 120, 0, NULL, 0);
+	ok &= sp_expect_exit("one_gp", hour_env, 120, 0, NULL, 0);
 	ok &= sp_expect_exit("barrier_partial", hour_env, 120, 0, NULL, 0);
 	ok &= sp_expect_exit("timer_lifetime", NULL, 120, 0, NULL, 0);
 	ok &= sp_expect_abort("no_memory", NULL, 120,
