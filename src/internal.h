@@ -106,6 +106,9 @@ struct rcu_node {
 	struct trcu_task *blkd_head, *blkd_tail;
 	struct trcu_task *gp_tasks;
 	bool retired;
+	/* Leaves only, GP init (ofl_lock held): at the last init this leaf
+	 * had no online slot and no blocked task (rcu_gp_init_tree()). */
+	bool idle_empty;
 } __attribute__((aligned(64)));
 
 struct rcu_tree {
@@ -118,6 +121,7 @@ struct rcu_tree {
 	struct rcu_tree *retired_next;
 	int *active;                  /* leaves with online slots this GP ... */
 	int nr_active;                /* ... (set at GP init, driver only) */
+	unsigned long removals_seen;  /* rcu_slot_removals() at the last GP init */
 	struct rcu_node nodes[];      /* breadth first: nodes[0] is the root */
 };
 
@@ -320,6 +324,9 @@ void rcu_slot_install(int slot, struct rcu_thread *r);
 void rcu_slot_remove(int slot);
 int rcu_slot_hwm(void);                          /* highest slot + 1 ever used */
 int rcu_slot_count(void);                        /* registered threads */
+/* Slots removed so far (unregistrations, a fork child's drop); under
+ * ofl_lock. */
+unsigned long rcu_slot_removals(void);
 void rcu_slot_table_fork_child(const struct rcu_thread *self);
 
 static inline struct rcu_thread *rcu_slot_get(int slot)

@@ -371,6 +371,28 @@ static bool leaf_has_tasks(struct rcu_node *leaf)
 }
 
 /*
+ * leaf_has_tasks() for a leaf with no online slot, without its lock when
+ * the answer cannot have changed since the last GP init (ofl_lock held).
+ * A task reaches a leaf only from a worker whose slot is online there
+ * (its switch-out, or its list promoted at GP init) or, with no slot
+ * online, under ofl_lock when a worker's slot goes (its list moves to its
+ * leaf before rcu_slot_remove()), a fork child drops slots, or a new tree
+ * is installed (fresh leaves, ->idle_empty false).  So a leaf seen empty
+ * and without tasks, still empty, with no slot removed since, has none:
+ * a tree grown for threads that have gone costs GP init no lock per leaf.
+ */
+static bool leaf_may_have_tasks(struct rcu_node *leaf, bool removed)
+{
+	bool ret;
+
+	if (leaf->idle_empty && !removed)
+		return false;
+	ret = leaf_has_tasks(leaf);
+	leaf->idle_empty = !ret;
+	return ret;
+}
+
+/*
  * Initialise node n of t for the GP gps (ofl_lock held, root first).  A
  * leaf's queued tasks all block the new GP (->gp_tasks from the head: the
  * kernel's rcu_preempt_check_blocked_tasks()).  A node nothing holds ends
@@ -418,6 +440,7 @@ static void rcu_gp_init_node(struct rcu_tree *t, int n, unsigned long gps)
 void rcu_gp_init_tree(unsigned long gps)
 {
 	struct rcu_tree *t;
+	bool removed;
 
 	pthread_mutex_lock(&rcu_state.ofl_lock);
 	if (tree_next)
@@ -433,6 +456,8 @@ void rcu_gp_init_tree(unsigned long gps)
 		for (int j = 0; j < t->level_cnt[i]; j++)
 			t->nodes[t->level_first[i] + j].qsmaskinit = 0;
 	t->nr_active = 0;
+	removed = t->removals_seen != rcu_slot_removals();
+	t->removals_seen = rcu_slot_removals();
 	for (int i = t->levels - 1; i >= 0; i--) {
 		for (int j = 0; j < t->level_cnt[i]; j++) {
 			struct rcu_node *rnp = &t->nodes[t->level_first[i] + j];
@@ -441,13 +466,16 @@ void rcu_gp_init_tree(unsigned long gps)
 				/* qsmaskinitnext is written only under ofl_lock,
 				 * which we hold: no leaf lock needed to read it. */
 				rnp->qsmaskinit = rnp->qsmaskinitnext;
-				if (rnp->qsmaskinit)
+				if (rnp->qsmaskinit) {
 					t->active[t->nr_active++] = j;
+					rnp->idle_empty = false;
+				}
 			}
 			/* A leaf with blocked tasks counts as online even with
 			 * no online slot (the kernel's wait_blkd_tasks): the
 			 * tasks' unlocks report it. */
-			if ((rnp->qsmaskinit || (i == t->levels - 1 && leaf_has_tasks(rnp))) &&
+			if ((rnp->qsmaskinit ||
+			     (i == t->levels - 1 && leaf_may_have_tasks(rnp, removed))) &&
 			    rnp->parent)
 				rnp->parent->qsmaskinit |= rnp->grpmask;
 		}

@@ -25,6 +25,8 @@ static unsigned long *slot_used;
 static int slot_used_words;
 static int slot_hwm;
 
+/* Slots removed since init (rcu_slot_removals()): under ofl_lock. */
+static unsigned long slot_removals;
 /* Registered threads; read without a lock (statistics). */
 static _Atomic int nr_slots;
 
@@ -132,7 +134,13 @@ void rcu_slot_remove(int slot)
 {
 	slot_set(slot, NULL);
 	rcu_slot_free(slot);
+	slot_removals++;
 	atomic_fetch_sub_explicit(&nr_slots, 1, memory_order_relaxed);
+}
+
+unsigned long rcu_slot_removals(void)
+{
+	return slot_removals;
 }
 
 int rcu_slot_hwm(void)
@@ -163,5 +171,6 @@ void rcu_slot_table_fork_child(const struct rcu_thread *self)
 		}
 		n++;
 	}
+	slot_removals++;   /* the next GP init looks at every empty leaf */
 	atomic_store_explicit(&nr_slots, n, memory_order_relaxed);
 }
