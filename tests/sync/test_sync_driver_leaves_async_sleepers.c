@@ -25,6 +25,7 @@
 #include <treercu/rcu.h>
 #include "check.h"
 #include "holder.h"
+#include "internal.h"
 
 #define NCB 2000
 
@@ -68,10 +69,12 @@ static void one_path(long path)
 	atomic_store(&caller_done, 0);
 	holder_start(&h);
 	pthread_create(&caller, NULL, sync_caller_fn, &caller_done);
-	usleep(10000);          /* the caller drives, held by the reader */
+	/* The caller drives a GP, held by the reader. */
+	CHECK_WITHIN_MS(atomic_load(&rcu_state.nr_sync_waiters) >= 1 && (trcu_gp_seq() & 3), 10000);
 	for (int i = 0; i < NCB; i++)
 		call_rcu(&heads[i], cb);
-	usleep(10000);          /* the offload thread now waits for their GP */
+	/* The offload thread now sleeps on gp_end_futex for their GP. */
+	CHECK_WITHIN_MS(atomic_load(&rcu_state.nr_gp_waiters) >= 1, 10000);
 	CHECK_EQ(atomic_load(&caller_done), 0);
 	trcu_get_stats(&a);
 	holder_release(&h);
