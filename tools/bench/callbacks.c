@@ -627,7 +627,8 @@ static void cb_run_all(struct cb_ctx *c)
 }
 
 /* --peers, or by default treercu (both kinds of thread), liburcu memb and
- * qsbr, and ck_epoch; 0, or 2 after a message naming a bad id. */
+ * qsbr, and ck_epoch (with --quick treercu and liburcu memb, the pair the
+ * quick summary shows); 0, or 2 after a message naming a bad id. */
 static int cb_peers(struct tool_opts *o, struct cb_ctx *c)
 {
 	static const int dflt[] = { PEER_TREERCU, PEER_LU_MEMB, PEER_TREERCU_QSBR, PEER_LU_QSBR,
@@ -639,7 +640,9 @@ static int cb_peers(struct tool_opts *o, struct cb_ctx *c)
 		if (peer_select(list, sel, "treercu scale"))
 			return 2;
 	} else {
-		for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
+		size_t n = o->quick ? 2 : sizeof(dflt) / sizeof(dflt[0]);
+
+		for (size_t i = 0; i < n; i++)
 			sel[dflt[i]] = !P(dflt[i])->missing;
 	}
 	for (int i = 0; PEER_TSAN && i < PEER_MAX; i++) {

@@ -344,7 +344,8 @@ const struct tool_opt scale_opts[] = {
 	TOPT_S("idle", "N[,N...]", "1",
 	       "idle registered reader threads (sleeping) in every configuration; a list "
 	       "(e.g. 10,100,1000,4000) runs the matrix once per count, interleaved"),
-	TOPT_S("peers", "LIST", "all (callbacks: treercu, treercu-qsbr, memb, qsbr, ck)",
+	TOPT_S("peers", "LIST", "all (callbacks: treercu, treercu-qsbr, memb, qsbr, ck; "
+	       "with --quick treercu, memb)",
 	       "comma-separated peers in the synchronize_rcu() matrix and the callback "
 	       "benchmarks: " PEER_IDS ", or all"),
 	TOPT_S("sync-path", "0|1|2|all", "the library's default path, one pass",
