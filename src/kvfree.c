@@ -466,8 +466,13 @@ void kvfree_fork_child(void)
 	atomic_store_explicit(&kvfree.n_queued, 0, memory_order_relaxed);
 	atomic_store_explicit(&kvfree.n_freed, 0, memory_order_relaxed);
 	atomic_store_explicit(&kvfree.n_fallback, 0, memory_order_relaxed);
-	kvfree_self = NULL;
-	pthread_setspecific(kvfree.exit_key, NULL);
+	/* Only a thread with a cache set the key (after the init created
+	 * it): before first use the key is not the library's, and may be the
+	 * application's.  Thread-local: no ordering pair. */
+	if (kvfree_self) {
+		kvfree_self = NULL;
+		pthread_setspecific(kvfree.exit_key, NULL);
+	}
 }
 
 void kvfree_stats(long *queued, long *freed, long *fallback)
