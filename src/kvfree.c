@@ -51,6 +51,11 @@ enum { KVFREE_TIMER_OFF, KVFREE_TIMER_ARMED, KVFREE_TIMER_IDLE, KVFREE_TIMER_STO
 static struct {
 	pthread_mutex_t lock;                 /* ->caches */
 	struct kvfree_cache *caches;
+	/* A drain's whole length, its seal and its queueing: a drain that
+	 * rcu_barrier() or shutdown runs starts after the blocks another
+	 * drain sealed are queued (held across call_rcu()'s push-back, so
+	 * not taken by fork's prepare: the child re-initialises it). */
+	pthread_mutex_t drain_lock;
 	pthread_key_t exit_key;               /* created by kvfree_init() */
 	/* The drain timer: a thread started by the first block (never before
 	 * first use), stopped by trcu_shutdown(). */
@@ -64,6 +69,7 @@ static struct {
 	_Atomic long n_freed, n_queued, n_fallback;
 } kvfree = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.drain_lock = PTHREAD_MUTEX_INITIALIZER,
 	.timer_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -139,6 +145,11 @@ static long kvfree_drain(bool all)
 	long now = sys_now_ns(), drain = TUN(rcu_free_drain_ms) * 1000000L, next = -1;
 	struct trcu_head *sealed = NULL;
 
+	/* Sealed blocks leave the caches, where rcu_barrier()'s own drain
+	 * would find them, before they reach call_rcu(): the lock pairs this
+	 * drain's queueing with the next drain's start (rcu_barrier(), then
+	 * the callback layer's barrier, which covers them). */
+	pthread_mutex_lock(&kvfree.drain_lock);
 	pthread_mutex_lock(&kvfree.lock);
 	for (struct kvfree_cache **pp = &kvfree.caches; *pp;) {
 		struct kvfree_cache *kc = *pp;
@@ -175,6 +186,7 @@ static long kvfree_drain(bool all)
 		kvfree_queue_block((struct kvfree_block *)((char *)rh -
 							   offsetof(struct kvfree_block, rh)));
 	}
+	pthread_mutex_unlock(&kvfree.drain_lock);
 	return next;
 }
 
@@ -453,6 +465,7 @@ void kvfree_fork_child(void)
 	struct kvfree_cache *kc, *kc_next;
 
 	pthread_mutex_init(&kvfree.lock, NULL);
+	pthread_mutex_init(&kvfree.drain_lock, NULL);
 	pthread_mutex_init(&kvfree.timer_lock, NULL);
 	for (kc = kvfree.caches; kc; kc = kc_next) {
 		kc_next = kc->next;
