@@ -178,8 +178,9 @@ int main(void)
 	{
 		long mode = 2;
 
-		/* The futex path never runs a GP nobody asked for; the seed-004
-		 * list may (when its wait heads run out, as the kernel's does). */
+		/* The futex path never runs a GP nobody asked for; the waiter
+		 * list may: when every wait head is still in use, waiters left
+		 * uncovered ask for one more GP (as the kernel's list does). */
 		CHECK_EQ(trcu_get_tunable("normal_wake_from_gp", &mode), 0);
 		if (mode == 2)
 			CHECK(st1.gp_completed - st0.gp_completed <= 8 * 50);
