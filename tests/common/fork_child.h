@@ -75,4 +75,73 @@ static inline void fork_child_arm_timeout(void)
 	alarm(FORK_CHILD_TIMEOUT_S);
 }
 
+/*
+ * AddressSanitizer builds.  The ASan runtimes of GCC 12 and clang 14 do not
+ * lock their allocator around fork() (glibc's malloc does): a parent thread
+ * inside malloc()/free() at the fork leaves one of the allocator's
+ * size-class locks held in the child, and the child's next thread hangs in
+ * its ASan start-up (pthread_getattr_np() -> realloc()) waiting for it.
+ * There the tests keep their own threads out of the allocator around each
+ * fork: the threads that allocate call fork_child_park_point() at the top
+ * of their loop and fork_child_park_exit() when they leave it; the forking
+ * thread brackets fork() with fork_child_park(n) and fork_child_unpark().
+ * Without ASan these are no-ops and the forks land anywhere.
+ * docs/decisions.md, "fork() tests under AddressSanitizer".
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define FORK_CHILD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FORK_CHILD_ASAN 1
+#endif
+#endif
+#ifndef FORK_CHILD_ASAN
+#define FORK_CHILD_ASAN 0
+#endif
+
+#if FORK_CHILD_ASAN
+#include <sched.h>
+#include <stdatomic.h>
+
+static atomic_bool fork_child_hold;
+static atomic_int fork_child_parked;   /* threads parked or gone */
+
+/* An allocating thread, between two allocations. */
+static inline void fork_child_park_point(void)
+{
+	if (!atomic_load(&fork_child_hold))
+		return;
+	/* seq_cst: the forking thread reads the count after it set the
+	 * flag; this thread reads the flag again after it counted itself. */
+	atomic_fetch_add(&fork_child_parked, 1);
+	while (atomic_load(&fork_child_hold))
+		sched_yield();
+	atomic_fetch_sub(&fork_child_parked, 1);
+}
+
+/* An allocating thread that will not allocate again. */
+static inline void fork_child_park_exit(void)
+{
+	atomic_fetch_add(&fork_child_parked, 1);
+}
+
+/* The forking thread: wait until all n allocating threads are parked. */
+static inline void fork_child_park(int n)
+{
+	atomic_store(&fork_child_hold, true);
+	while (atomic_load(&fork_child_parked) < n)
+		sched_yield();
+}
+
+static inline void fork_child_unpark(void)
+{
+	atomic_store(&fork_child_hold, false);
+}
+#else
+static inline void fork_child_park_point(void) {}
+static inline void fork_child_park_exit(void) {}
+static inline void fork_child_park(int n) { (void)n; }
+static inline void fork_child_unpark(void) {}
+#endif
+
 #endif

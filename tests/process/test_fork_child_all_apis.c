@@ -5,6 +5,15 @@
  * can use every API (read side, synchronize_rcu(), expedited, polled,
  * call_rcu() + rcu_barrier(), rcu_free(), the workqueue, new threads) and
  * exit; callbacks queued before a fork run exactly once, in the parent.
+ *
+ * Under AddressSanitizer the test's own threads stay out of the allocator
+ * around each fork (FORK_CHILD_ASAN, common/fork_child.h): objects come
+ * from a static pool, and the updaters are parked at the top of their loop
+ * while the main thread forks, and the parent queues no rcu_free() (the
+ * library frees those pointers on its own threads, at any time).  Grace
+ * periods and callbacks are still in flight at the fork, and the child
+ * still uses rcu_free() (docs/decisions.md, "fork() tests under
+ * AddressSanitizer").
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,26 +37,44 @@ struct obj {
 };
 
 static struct obj *_Atomic gp;
+#if FORK_CHILD_ASAN
+/* Each id's object, never reused: nothing is freed in the parent. */
+static struct obj obj_pool[MAX_IDS];
+#endif
 static atomic_int runs[MAX_IDS];   /* per id: times its callback ran */
 static atomic_int next_id;
 static atomic_bool stop;
+
+/* After its grace period: counted, marked dead, freed (in the pool: kept
+ * dead). */
+static void obj_retire(struct obj *o)
+{
+	atomic_fetch_add(&runs[o->id], 1);
+	o->alive = 0;
+#if !FORK_CHILD_ASAN
+	free(o);
+#endif
+}
 
 static void free_cb(struct rcu_head *rh)
 {
 	struct obj *o = (struct obj *)rh;
 
-	atomic_fetch_add(&runs[o->id], 1);
-	o->alive = 0;
-	free(o);
+	obj_retire(o);
 }
 
 static struct obj *obj_new(void)
 {
-	struct obj *o = malloc(sizeof(*o));
 	int id = atomic_fetch_add(&next_id, 1);
+	struct obj *o;
 
-	CHECK(o);
 	CHECK(id < MAX_IDS);
+#if FORK_CHILD_ASAN
+	o = &obj_pool[id];
+#else
+	o = malloc(sizeof(*o));
+	CHECK(o);
+#endif
 	o->id = id;
 	o->alive = 1;
 	return o;
@@ -93,28 +120,30 @@ static void *updater(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop) && atomic_load(&next_id) < MAX_IDS - 1000) {
-		struct obj *o = rcu_xchg_pointer(&gp, obj_new());
+		struct obj *o;
+
+		fork_child_park_point();
+		o = rcu_xchg_pointer(&gp, obj_new());
 
 		switch (n++ % 8) {
 		case 0:
 			synchronize_rcu();
-			atomic_fetch_add(&runs[o->id], 1);
-			o->alive = 0;
-			free(o);
+			obj_retire(o);
 			break;
 		case 1:
 			synchronize_rcu_expedited();
-			atomic_fetch_add(&runs[o->id], 1);
-			o->alive = 0;
-			free(o);
+			obj_retire(o);
 			break;
 		default:
 			call_rcu(&o->rh, free_cb);
 			break;
 		}
-		if (n % 64 == 0)
+		/* Without ASan only: the library frees these on its own
+		 * threads, which no park point reaches. */
+		if (!FORK_CHILD_ASAN && n % 64 == 0)
 			rcu_free(malloc(32));
 	}
+	fork_child_park_exit();
 	return NULL;
 }
 
@@ -221,6 +250,9 @@ int main(void)
 
 		usleep(50 * 1000);
 		cookie = start_poll_synchronize_rcu();
+		/* Before the read-side section: a parked updater is in no
+		 * synchronize_rcu() that would wait for it. */
+		fork_child_park(2);
 		if (in_section)
 			rcu_read_lock();
 		pid = fork();
@@ -230,6 +262,7 @@ int main(void)
 				snap[i] = atomic_load(&runs[i]);
 			exit(child(in_section, cookie, snap));
 		}
+		fork_child_unpark();
 		if (in_section)
 			rcu_read_unlock();
 		if (fork_child_wait(pid, in_section ? "child forked inside a read-side section"
