@@ -328,6 +328,7 @@ static bool rcu_gp_sleep_until(long target)
 	bool exp = rcu_state.expedited;
 	bool park = atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed);
 	unsigned long epoch = rcu_state.driver_epoch;
+	_Atomic uint32_t *word = park ? &rcu_state.park_futex : &rcu_state.qs_futex;
 	bool ours = true;
 
 	if (was_online)
@@ -335,18 +336,18 @@ static bool rcu_gp_sleep_until(long target)
 	if (park)
 		rcu_gp_park();   /* nothing under gp_mutex is read until unpark */
 	for (;;) {
-		uint32_t v = atomic_load_explicit(&rcu_state.qs_futex, memory_order_seq_cst);
+		uint32_t v = atomic_load_explicit(word, memory_order_seq_cst);
 		long now = sys_now_ns();
 
 		/* seq_cst pairs with rcu_gp_kick_driver().  A parked driver
-		 * leaves driver_sleeping to a driver that took over (the kick
-		 * sees it through gp_parked, or wakes both). */
+		 * sleeps on park_futex and leaves driver_sleeping to a driver
+		 * that takes over (the kick sees it through gp_parked). */
 		if (!park)
 			atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
 		if (now >= target || rcu_root_qs_done() || (!park && rcu_gp_takeover_wanted()) ||
 		    (rcu_exp_pending() && !exp))
 			break;
-		sys_futex_wait(&rcu_state.qs_futex, v, target - now);
+		sys_futex_wait(word, v, target - now);
 		TRACE_RECORD("drv_wake", park);
 		if (rcu_test_hooks.driver_woken)
 			rcu_test_hooks.driver_woken();

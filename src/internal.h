@@ -255,6 +255,7 @@ struct rcu_state {
 	_Atomic uint32_t gp_end_futex __attribute__((aligned(64)));
 	_Atomic int nr_gp_waiters;
 	_Atomic uint32_t qs_futex;             /* driver sleeps here in FQS */
+	_Atomic uint32_t park_futex;           /* ... a parked one here */
 	_Atomic int driver_sleeping;
 	_Atomic uint32_t kthread_futex;        /* GP kthread sleeps here */
 	_Atomic int kthread_sleeping;

@@ -271,13 +271,14 @@ void rcu_gp_kick_driver(void)
 	/* seq_cst pairs with the driver's store to ->driver_sleeping and its
 	 * root ->qsmask check in rcu_gp_sleep(). */
 	atomic_fetch_add_explicit(&rcu_state.qs_futex, 1, memory_order_seq_cst);
+	/* The same for a parked driver (rcu_gp_park(): seq_cst store of
+	 * gp_parked, then its load of park_futex).  It sleeps on a word of
+	 * its own: once its GP is taken over (gp_parked cleared) kicks leave
+	 * it asleep until its own timeout, so that it does not wake, and
+	 * then queue on gp_mutex, beside the caller that drives now. */
+	atomic_fetch_add_explicit(&rcu_state.park_futex, 1, memory_order_seq_cst);
 	TRACE_RECORD("kick", atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_relaxed));
-	/* A parked driver sleeps on qs_futex too (rcu_gp_park(): seq_cst
-	 * store of gp_parked before its load of qs_futex): wake every
-	 * sleeper, or this wake could go to the parked driver while the one
-	 * that took the GP over sleeps on. */
-	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst) ||
-	    atomic_load_explicit(&rcu_state.gp_parked, memory_order_seq_cst)) {
+	if (atomic_load_explicit(&rcu_state.driver_sleeping, memory_order_seq_cst)) {
 		/*
 		 * A synchronize_rcu() caller driving its own GP (not yieldable)
 		 * is a woken caller too: an offload thread flushing or running
@@ -290,8 +291,10 @@ void rcu_gp_kick_driver(void)
 		 */
 		if (!atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
 			rcu_note_sync_wake();
-		sys_futex_wake(&rcu_state.qs_futex, INT_MAX);
+		sys_futex_wake(&rcu_state.qs_futex, 1);
 	}
+	if (atomic_load_explicit(&rcu_state.gp_parked, memory_order_seq_cst))
+		sys_futex_wake(&rcu_state.park_futex, 1);
 }
 
 /*
