@@ -43,6 +43,14 @@
  * rcu_read_lock() / rcu_read_unlock() work too: on a worker that ever ran a
  * task they go out of line and act on the task switched in now, never
  * storing through a thread pointer the compiler computed before a switch.
+ * Their inline test still reads the worker's state through that pointer:
+ * in a function that spans a switch, either the workers outlive the
+ * tasks' code (the pointer then leads to a worker, which sends the call
+ * out of line), or the plain names are called from functions that do not
+ * switch (each reads the thread afresh).  A runtime whose workers exit
+ * while tasks that ran on them live on uses trcu_task_read_lock(t) in
+ * functions that span a switch: a dead worker's memory may by then belong
+ * to another thread.
  * A signal handler that runs on a worker while a task is switched in
  * enters the task's section (it nests in it).
  *

@@ -28,7 +28,13 @@ struct task_rd {
 	struct fiber *f;
 };
 
-static void task_lock(struct trcu_task *t, bool plain)
+/*
+ * Not inlined: the plain names read the thread's state through a thread
+ * pointer that the compiler may keep across a switch within one function,
+ * and the worker it leads to may have exited since (include/treercu/task.h,
+ * "Plain names in task code"); a function of its own reads it afresh.
+ */
+static __attribute__((noinline)) void task_lock(struct trcu_task *t, bool plain)
 {
 	if (plain)
 		rcu_read_lock();
@@ -36,7 +42,7 @@ static void task_lock(struct trcu_task *t, bool plain)
 		trcu_task_read_lock(t);
 }
 
-static void task_unlock(struct trcu_task *t, bool plain)
+static __attribute__((noinline)) void task_unlock(struct trcu_task *t, bool plain)
 {
 	if (plain)
 		rcu_read_unlock();
