@@ -166,7 +166,10 @@ static void *rcu_gp_kthread(void *arg)
 	 * (rcu_early_report_leaf()) instead of scanning it and paying the
 	 * GP-end membarrier for it: an idle synchronize_rcu() after the
 	 * kthread started costs what it cost before
-	 * (tests/rcu/test_idle_gp_slots.c).
+	 * (tests/rcu/test_idle_gp_slots.c).  The exception: asleep in a GP it
+	 * parked (rcu_gp_park(), without gp_mutex) it is offline but not
+	 * blocked, so a GP another thread starts meanwhile scans its slot
+	 * (quiescent) instead of reporting it at init.
 	 */
 	rcu_enter_gp_wait(r);
 	for (;;) {
