@@ -29,10 +29,12 @@ int main(void)
 
 	alarm(60);
 	CHECK_EQ(pthread_key_create(&key, NULL), 0);
-	/* The scene needs the key a library key would be given by default. */
+	/* The scene needs the key a library key would be given by default;
+	 * a sanitizer runtime may have taken it: skipped (ctest's 77). */
 	if (key != 0) {
-		fprintf(stderr, "test setup: the first key is %u, not 0\n", (unsigned)key);
-		return 1;
+		printf("skipped: the first key is %u, not 0 (taken before main())\n",
+		       (unsigned)key);
+		return 77;
 	}
 	CHECK_EQ(pthread_setspecific(key, &value), 0);
 	trcu_before_fork();
