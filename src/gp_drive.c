@@ -124,12 +124,19 @@ bool rcu_gp_acquire_driver(bool takeover)
 	if (atomic_load_explicit(&rcu_state.takeover_req, memory_order_relaxed))
 		return false;
 	/* A parked GP (rcu_gp_park()) is the driver's still: only a taker
-	 * resumes it.  A hint: one that wins the mutex just after the park
-	 * takes the GP over, which is as correct. */
+	 * resumes it.  The load before the trylock is a hint that spares
+	 * the trylock; under gp_mutex the flag is exact (the parker stores it
+	 * before its unlock, which our trylock's acquire sees), and one that
+	 * won the mutex just after the park gives it back. */
 	if (!takeover && atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed))
 		return false;
-	if (!pthread_mutex_trylock(&rcu_state.gp_mutex))
+	if (!pthread_mutex_trylock(&rcu_state.gp_mutex)) {
+		if (!takeover && atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed)) {
+			pthread_mutex_unlock(&rcu_state.gp_mutex);
+			return false;
+		}
 		return true;
+	}
 	if (!takeover || !atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed))
 		return false;
 	/* seq_cst: pairs with the driver's check in rcu_gp_sleep_until() after
