@@ -26,7 +26,6 @@
  *                   would deadlock on the thread's block lock)
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -37,6 +36,7 @@
 #include <treercu/treercu.h>
 
 #include "subproc.h"
+#include "threads.h"
 
 #define BLOCK_PTRS 508       /* pointers in one page-sized block (docs/api.md) */
 #define BOUND_MAX_PENDING 100
@@ -103,33 +103,6 @@ static bool wait_freed(long n, int limit_s)
 		usleep(1000);
 	}
 	return stats().frees_done >= n;
-}
-
-/* Threads of this process named name. */
-static int threads_named(const char *name)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	CHECK(d != NULL);
-	while ((e = readdir(d))) {
-		char path[300], comm[64] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-		n += !strcmp(comm, name);
-	}
-	closedir(d);
-	return n;
 }
 
 /* ---- flood_bound ------------------------------------------------------------- */

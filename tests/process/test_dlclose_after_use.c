@@ -15,7 +15,6 @@
  * fails with its status.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include <treercu/rcu.h>
 #include "check.h"
 #include "subproc.h"
+#include "threads.h"
 
 #define CHILD_TIMEOUT_S 60
 
@@ -34,16 +34,7 @@ static void *lib;
 
 static int nr_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	CHECK(d != NULL);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
+	return threads_named(NULL);
 }
 
 static void *sym(const char *name)

@@ -7,7 +7,6 @@
  * kthread, whose slot is offline and blocked while it idles), and each
  * idle synchronize_rcu() on any path is reported at GP init without a scan.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 
 #include <treercu/rcu.h>
 #include "check.h"
+#include "threads.h"
 
 #define FLOOD 20000
 #define IDLE_GPS 100
@@ -39,27 +39,7 @@ static void *flooder(void *arg)
 /* Threads of this process named "trcu_gp" (the GP kthread). */
 static int gp_kthreads(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	CHECK(d != NULL);
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;   /* exited meanwhile */
-		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "trcu_gp\n"))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	return threads_named("trcu_gp");
 }
 
 static int slots(void)
