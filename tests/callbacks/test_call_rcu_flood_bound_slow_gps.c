@@ -17,12 +17,13 @@
 
 #include <treercu/treercu.h>
 
+#include "holder.h"
 #include "subproc.h"
 
 #define NFLOOD 6000
 #define SECTION_MS 300
 
-static _Atomic int ran, flood_done, reader_in;
+static _Atomic int ran;
 static struct trcu_head heads[NFLOOD];
 
 static void cb(struct trcu_head *h)
@@ -31,29 +32,13 @@ static void cb(struct trcu_head *h)
 	atomic_fetch_add(&ran, 1);
 }
 
-/* Sections of 300 ms back to back, a short gap between them. */
-static void *slow_reader(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&flood_done)) {
-		rcu_read_lock();
-		atomic_store(&reader_in, 1);
-		usleep(SECTION_MS * 1000);
-		rcu_read_unlock();
-		usleep(1000);
-	}
-	return NULL;
-}
-
 static void sc_slow_gps(void)
 {
 	struct trcu_stats st;
-	pthread_t t;
+	struct slow_reader sr;
 	long maxp = 0;
 
-	CHECK(pthread_create(&t, NULL, slow_reader, NULL) == 0);
-	while (!atomic_load(&reader_in))
-		usleep(100);
+	slow_reader_start(&sr, SECTION_MS);
 	for (int i = 0; i < NFLOOD; i++) {
 		call_rcu(&heads[i], cb);
 		if (i % 50 == 0) {
@@ -62,8 +47,7 @@ static void sc_slow_gps(void)
 				maxp = st.cbs_pending;
 		}
 	}
-	atomic_store(&flood_done, 1);
-	pthread_join(t, NULL);
+	slow_reader_stop(&sr);
 	trcu_get_stats(&st);
 	fprintf(stderr, "most pending: %ld (cb_max_pending 1000), push-backs %ld\n", maxp,
 		st.cbs_pushback);

@@ -35,6 +35,7 @@
 
 #include <treercu/treercu.h>
 
+#include "holder.h"
 #include "subproc.h"
 #include "threads.h"
 
@@ -107,22 +108,6 @@ static bool wait_freed(long n, int limit_s)
 
 /* ---- flood_bound ------------------------------------------------------------- */
 
-static _Atomic int flood_done, reader_in;
-
-/* Sections of 300 ms back to back: grace periods end, slowly. */
-static void *slow_reader(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&flood_done)) {
-		rcu_read_lock();
-		atomic_store(&reader_in, 1);
-		usleep(SECTION_MS * 1000);
-		rcu_read_unlock();
-		usleep(1000);
-	}
-	return NULL;
-}
-
 static void sc_flood_bound(void)
 {
 	const long nflood = 400L * BLOCK_PTRS;
@@ -131,11 +116,9 @@ static void sc_flood_bound(void)
 	const long bound = (BOUND_MAX_PENDING + 2) * (long)BLOCK_PTRS;
 	struct trcu_stats st;
 	long maxp = 0;
-	pthread_t t;
+	struct slow_reader sr;
 
-	CHECK(pthread_create(&t, NULL, slow_reader, NULL) == 0);
-	while (!atomic_load(&reader_in))
-		usleep(100);
+	slow_reader_start(&sr, SECTION_MS);
 	for (long i = 0; i < nflood; i++) {
 		rcu_free(malloc(16));
 		if (i % 64 == 0) {
@@ -144,8 +127,7 @@ static void sc_flood_bound(void)
 				maxp = st.frees_queued - st.frees_done;
 		}
 	}
-	atomic_store(&flood_done, 1);
-	pthread_join(t, NULL);
+	slow_reader_stop(&sr);
 	st = stats();
 	fprintf(stderr, "most pointers pending: %ld (bound %ld), push-backs %ld\n", maxp, bound,
 		st.cbs_pushback);

@@ -53,4 +53,44 @@ static inline void holder_release(struct holder *h)
 	pthread_join(h->thread, NULL);
 }
 
+/* A thread in read-side sections of section_ms back to back, 1 ms apart,
+ * until ->stop: grace periods end, slowly.  ->in is set once it has entered
+ * its first section. */
+struct slow_reader {
+	pthread_t thread;
+	int section_ms;
+	_Atomic int in, stop;
+};
+
+static void *slow_reader_fn(void *arg)
+{
+	struct slow_reader *s = arg;
+
+	while (!atomic_load(&s->stop)) {
+		rcu_read_lock();
+		atomic_store(&s->in, 1);
+		usleep((useconds_t)s->section_ms * 1000);
+		rcu_read_unlock();
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/* Start it and return once it is inside its first section. */
+static inline void slow_reader_start(struct slow_reader *s, int section_ms)
+{
+	s->section_ms = section_ms;
+	atomic_store(&s->in, 0);
+	atomic_store(&s->stop, 0);
+	pthread_create(&s->thread, NULL, slow_reader_fn, s);
+	while (!atomic_load(&s->in))
+		usleep(1000);
+}
+
+static inline void slow_reader_stop(struct slow_reader *s)
+{
+	atomic_store(&s->stop, 1);
+	pthread_join(s->thread, NULL);
+}
+
 #endif
