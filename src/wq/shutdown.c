@@ -17,6 +17,25 @@
 
 /* ---- Shutdown ------------------------------------------------------------------------------ */
 
+/*
+ * The kernel's put_unbound_pool(): wait until no worker of @pool is
+ * creating another (manage_workers() runs create_worker() with the pool
+ * lock dropped, and may have started before the work ran out), then take
+ * the manager role for good, so that none starts.  A worker being created
+ * is on pool->workers before its thread exists: collected then, its handle
+ * would not name its thread.  Returns with pool->lock held.
+ */
+static void pool_become_last_manager(struct worker_pool *pool)
+{
+	pthread_mutex_lock(&pool->lock);
+	while (pool->manager_active) {
+		pthread_mutex_unlock(&pool->lock);
+		sys_sleep_ns(100000L);
+		pthread_mutex_lock(&pool->lock);
+	}
+	pool->manager_active = true;   /* freed with it set */
+}
+
 static void __trcu_wq_shutdown(void)
 {
 	struct worker *dying = NULL;
@@ -55,7 +74,7 @@ static void __trcu_wq_shutdown(void)
 	for (int i = 0; i < wq_state.nr_pools; i++) {
 		struct worker_pool *pool = wq_state.pools[i];
 
-		pthread_mutex_lock(&pool->lock);
+		pool_become_last_manager(pool);
 		while (!list_empty(&pool->workers)) {
 			struct worker *w = container_of(pool->workers.next, struct worker, node);
 
