@@ -34,10 +34,11 @@
  *
  * No thread is started before the first workqueue is allocated.  Call
  * trcu_wq_shutdown() to drain and destroy every workqueue, join every thread
- * and free everything.  At process exit (atexit, registered on first use)
- * it runs only once no work item is queued or running, waited for at most
- * exit_wait_ms; otherwise, or from a work item, exit skips it and says how
- * many items were left.
+ * and free everything.  Process exit (atexit, registered on first use)
+ * waits, at most exit_wait_ms, until no work item is queued or running
+ * (from a work item it waits for nothing) and says how many it left; it
+ * stops, joins and frees nothing, so the program's other threads may keep
+ * using their handles while exit runs.
  * Handles from before a shutdown must not be used after it.
  */
 #ifndef TREERCU_WORKQUEUE_H
@@ -359,8 +360,7 @@ TRCU_API void trcu_wq_get_stats(struct trcu_wq_stats *st);
 
 /* Drain and destroy every workqueue, join every thread, free everything.
  * Idempotent; the subsystem starts again on next use.  Every handle is
- * freed: none may be used after it (the one at exit included, which runs
- * before atexit handlers registered before the workqueue's first use). */
+ * freed: none may be used after it.  Process exit does not call it. */
 TRCU_API void trcu_wq_shutdown(void);
 
 #ifdef __cplusplus

@@ -3,7 +3,7 @@
  * treercu workqueue: the subsystem's state and first use.  Owns wq_state
  * (the one state structure), the per-thread worker pointer and CPU hint,
  * first-use initialisation (tunables from the shared table, topology,
- * atexit and fork registration), the exit-time drain, the tunable setters
+ * atexit and fork registration), the exit-time wait, the tunable setters
  * and the statistics.
  */
 #define _GNU_SOURCE
@@ -94,12 +94,13 @@ static long wq_count_in_flight(void)
 }
 
 /*
- * At process exit: shut the subsystem down (draining every workqueue) only
- * once no work item is queued or running, waiting for that at most
- * exit_wait_ms; a work item that keeps re-queueing itself would make the
- * drain endless, and exit() from a work item cannot wait for itself.  What
- * is skipped is counted in one line on stderr; the threads are left to the
- * process's end.  An explicit trcu_wq_shutdown() still drains for good.
+ * At process exit: wait, at most exit_wait_ms, until no work item is queued
+ * or running, so that the items queued before exit() run; exit() from a
+ * work item cannot wait for itself.  What is skipped is counted in one
+ * line on stderr.  Nothing is stopped, joined or freed (the RCU core's rule,
+ * rcu_exit_handler()): the program's other threads may still queue, flush
+ * or cancel on the handles they hold while exit runs, and the process is
+ * ending.  An explicit trcu_wq_shutdown() does the full job.
  */
 static void wq_atexit(void)
 {
@@ -117,12 +118,10 @@ static void wq_atexit(void)
 	end_ns = sys_now_ns() + TUN(exit_wait_ms) * 1000000L;
 	while ((n = wq_count_in_flight()) > 0 && sys_now_ns() < end_ns)
 		sys_sleep_ns(1000000L);
-	if (n > 0) {
-		sys_warn("exit: %ld work item%s not run: still queued or running after %ld ms "
-			  "(one keeps re-queueing itself?)", n, n == 1 ? "" : "s", TUN(exit_wait_ms));
-		return;
-	}
-	trcu_wq_shutdown();
+	if (n > 0)
+		sys_warn("exit: %ld work item%s not waited for: still queued or running after "
+			  "%ld ms (an item re-queueing itself, or other threads still queueing?)",
+			  n, n == 1 ? "" : "s", TUN(exit_wait_ms));
 }
 
 /* First use: the RCU core (its init reads the tunables, and registers its

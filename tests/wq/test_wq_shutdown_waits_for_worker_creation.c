@@ -11,9 +11,9 @@
  *
  * The window is held open by wrapping pthread_create(): the creation of the
  * spare waits until the shutdown has joined the manager thread (its first
- * join), then 200 ms more.  Three scenarios, each in its own process:
- * explicit trcu_wq_shutdown(), exit() (the exit-time shutdown), and the
- * explicit one in a fork() child of a process whose workers ran before.
+ * join), then 200 ms more.  Two scenarios, each in its own process:
+ * trcu_wq_shutdown(), and the same in a fork() child of a process whose
+ * workers ran before.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -187,19 +187,6 @@ static void explicit_shutdown(void)
 	exit(0);
 }
 
-/* Registered before the library's exit handlers: runs after them. */
-static void at_exit_check(void)
-{
-	check_all_joined();
-}
-
-static void exit_shutdown(void)
-{
-	CHECK(atexit(at_exit_check) == 0);
-	open_window();
-	exit(0);   /* the exit-time shutdown; its status must be kept */
-}
-
 /*
  * A fork() child whose worker structures are the parent's, recycled with
  * the handles of the parent's threads: glibc gives the child's new threads
@@ -234,7 +221,6 @@ static void fork_child(void)
 
 static const struct sp_scenario scenarios[] = {
 	{ "explicit_shutdown", explicit_shutdown },
-	{ "exit_shutdown", exit_shutdown },
 	{ "fork_child", fork_child },
 	{ NULL, NULL },
 };
@@ -246,7 +232,6 @@ int main(int argc, char **argv)
 	sp_child(argc, argv, scenarios);
 	printf("shutdown while a worker is creating another: no crash, no hang, all joined\n");
 	ok &= sp_expect_exit("explicit_shutdown", NULL, 60, 0, NULL, 0);
-	ok &= sp_expect_exit("exit_shutdown", NULL, 60, 0, NULL, 0);
 #if !defined(__SANITIZE_THREAD__)
 	/* ThreadSanitizer cannot start threads in a multi-threaded fork's child. */
 	ok &= sp_expect_exit("fork_child", NULL, 60, 0, NULL, 0);
