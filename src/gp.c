@@ -65,8 +65,7 @@ static bool rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
 		leaf->snap_valid |= 1UL << i;
 		leaf->snap_pre |= 1UL << i;
 	}
-	atomic_fetch_add_explicit(&rcu_state.n_slot_checks,
-				  (unsigned long)__builtin_popcountl(leaf->qsmask), memory_order_relaxed);
+	rcu_stat_add_locked(&rcu_state.n_slot_checks, (unsigned long)__builtin_popcountl(leaf->qsmask));
 	pthread_mutex_unlock(&leaf->lock);
 	return true;
 }
@@ -105,7 +104,11 @@ static bool rcu_early_qs(struct rcu_thread *r)
  * the early report one look at most, not a walk over every slot. */
 static bool rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
 {
+	struct rcu_node **drv_leaf = arg;
 	unsigned long mask = 0, want = leaf->qsmask;
+
+	if (leaf == *drv_leaf)
+		*drv_leaf = NULL;   /* the driver's slot is reported here */
 
 	for (unsigned long m = want; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
@@ -114,23 +117,28 @@ static bool rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
 		if (r && rcu_early_qs(r))
 			mask |= 1UL << i;
 	}
-	atomic_fetch_add_explicit(&rcu_state.n_slot_checks, (unsigned long)__builtin_popcountl(want),
-				  memory_order_relaxed);
-	rcu_report_qs_rnp(mask, leaf, false);
+	rcu_stat_add_locked(&rcu_state.n_slot_checks, (unsigned long)__builtin_popcountl(want));
+	rcu_report_qs_rnp_driver(mask, leaf, false);
 	return mask == want;
 }
 
 static void rcu_gp_early_report(void)
 {
 	struct rcu_thread *drv = rcu_state.driver;
+	struct rcu_tree *t = rcu_tree();
+	struct rcu_node *drv_leaf = drv && drv->slot >= 0 && drv->slot < t->capacity
+				    ? rcu_tree_leaf(t, drv->slot) : NULL;
 
 	/* Pairs with the fence in rcu_exit_gp_wait(): a waiter that has
 	 * left is seen as such, or its next section sees this GP's updates. */
 	atomic_thread_fence(memory_order_seq_cst);
-	rcu_for_each_holdout_leaf(rcu_early_report_leaf, NULL);
+	rcu_for_each_holdout_leaf(rcu_early_report_leaf, &drv_leaf);
 	/* The driver, wherever the walk ended: nothing else reports an
-	 * online QSBR driver until it sleeps.  Clean: it is this thread. */
-	if (drv && drv->slot >= 0 && !rcu_root_qs_done())
+	 * online QSBR driver until it sleeps.  Clean: it is this thread.
+	 * Not when the walk reported its leaf (drv_leaf cleared): the driver
+	 * is quiescent there (rcu_early_qs()), and a second look would cost
+	 * a lock round trip on every idle GP. */
+	if (drv_leaf && !rcu_root_qs_done())
 		rcu_report_qs_slot(drv->slot, false);
 }
 
@@ -170,8 +178,9 @@ static void rcu_gp_init(void)
 				      rcu_seq_startval(atomic_load_explicit(&rcu_state.exp_seq,
 									    memory_order_relaxed)),
 				      memory_order_release);
-	rcu_state.gp_start_ns = sys_now_ns();
-	rcu_stall_reset();
+	/* Read on the first wait (rcu_gp_now_ns()): a GP with no holdout
+	 * never reads the clock. */
+	rcu_state.gp_start_ns = 0;
 	rcu_gp_init_tree(gps);
 	/* Early report first: when it empties the tree (only the driver and
 	 * blocked waiters were online) the GP needs no membarrier at all. */
@@ -212,6 +221,24 @@ static void rcu_gp_init(void)
 }
 
 /* ---- Force-quiescent-state scans -------------------------------------------------- */
+
+/*
+ * The clock, for a GP that has to wait (a scan left holdouts, or the
+ * profile sleeps before the first scan).  Its first read is the GP's start
+ * for stall warnings, microseconds after init: an idle GP ends at its first
+ * scan and reads no clock at all (a read costs about what the rest of an
+ * idle GP's bookkeeping does: docs/decisions.md, "The idle grace period").
+ */
+static long rcu_gp_now_ns(void)
+{
+	long now = sys_now_ns();
+
+	if (!rcu_state.gp_start_ns) {
+		rcu_state.gp_start_ns = now;
+		rcu_stall_reset();
+	}
+	return now;
+}
 
 struct fqs_arg {
 	bool arm;       /* set ->need_qs on holdouts */
@@ -259,7 +286,7 @@ static bool rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 			}
 		}
 	}
-	rcu_report_qs_rnp(mask, leaf, dirty);
+	rcu_report_qs_rnp_driver(mask, leaf, dirty);
 	return true;
 }
 
@@ -270,10 +297,9 @@ static int rcu_fqs_scan(bool arm, bool arm_qsbr, int *waiting)
 {
 	struct fqs_arg fa = { .arm = arm, .arm_qsbr = arm_qsbr };
 
-	atomic_fetch_add_explicit(&rcu_state.n_fqs, 1, memory_order_relaxed);
+	rcu_stat_add_locked(&rcu_state.n_fqs, 1);
 	rcu_for_each_holdout_leaf(rcu_fqs_leaf, &fa);
-	atomic_fetch_add_explicit(&rcu_state.n_slot_checks, (unsigned long)fa.checked,
-				  memory_order_relaxed);
+	rcu_stat_add_locked(&rcu_state.n_slot_checks, (unsigned long)fa.checked);
 	if (waiting)
 		*waiting = fa.waiting;
 	return fa.armed;
@@ -438,9 +464,12 @@ static bool rcu_gp_fqs_loop(bool resumed)
 
 	if (nospin)
 		qsbr_nospin--;
-	if (first > 0 && !rcu_state.expedited && !resumed && !rcu_gp_sleep(first))
-		return false;
-	spin_until = sys_now_ns() + TUN(fqs_spin_us) * 1000L;
+	if (first > 0 && !rcu_state.expedited && !resumed) {
+		rcu_gp_now_ns();
+		if (!rcu_gp_sleep(first))
+			return false;
+	}
+	spin_until = 0;   /* set by the first scan that leaves holdouts */
 	for (;;) {
 		int waiting;
 
@@ -453,6 +482,8 @@ static bool rcu_gp_fqs_loop(bool resumed)
 			TRACE_RECORD("yield", 0);
 			return false;
 		}
+		if (!spin_until)
+			spin_until = rcu_gp_now_ns() + TUN(fqs_spin_us) * 1000L;
 		rcu_check_stall();
 		if (!rcu_gp_holdout_wait(spin_until, waiting == 0, nospin))
 			return false;   /* taken over while parked */
@@ -487,7 +518,7 @@ static void rcu_gp_cleanup(void)
 	 * whoever sees the GP ended sees every reader's section finished. */
 	atomic_store_explicit(&rcu_state.gp_seq, rcu_seq_endval(gps), memory_order_release);
 	TRACE_RECORD("gp_end", gps);
-	atomic_fetch_add_explicit(&rcu_state.n_gp, 1, memory_order_relaxed);
+	rcu_stat_add_locked(&rcu_state.n_gp, 1);
 	/* Seed 004: wake this GP's synchronize_rcu() waiters. */
 	rcu_sr_normal_gp_cleanup();
 	TRACE_RECORD("sr_cleanup_done", 0);
@@ -549,8 +580,7 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 	rcu_gp_cleanup();
 	rcu_state.driver = NULL;
 	atomic_store_explicit(&rcu_state.driver_yieldable, false, memory_order_relaxed);
-	atomic_fetch_add_explicit(kind == RCU_DRV_KTHREAD ? &rcu_state.n_gp_kthread
-							 : &rcu_state.n_gp_caller, 1,
-				  memory_order_relaxed);
+	rcu_stat_add_locked(kind == RCU_DRV_KTHREAD ? &rcu_state.n_gp_kthread
+						   : &rcu_state.n_gp_caller, 1);
 	return true;
 }

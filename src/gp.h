@@ -52,6 +52,7 @@ static inline bool rcu_gp_needed(void)
 struct rcu_tree *rcu_tree_build_first(int fanout, int fanout_leaf);
 void rcu_gp_kick_driver(void);
 void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dirty);
+void rcu_report_qs_rnp_driver(unsigned long mask, struct rcu_node *rnp, bool dirty);
 bool rcu_root_qs_done(void);
 void rcu_gp_init_tree(unsigned long gps);
 void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg);

@@ -303,7 +303,8 @@ struct rcu_state {
 
 	struct tun_values tun;
 
-	/* Statistics. */
+	/* Statistics.  The first six are written by GP drivers only
+	 * (gp_mutex held): rcu_stat_add_locked(). */
 	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_mb;
 	_Atomic unsigned long n_slot_checks;   /* slots GP-init and FQS walks looked at */
 	_Atomic unsigned long n_takeover;
@@ -311,6 +312,18 @@ struct rcu_state {
 };
 
 extern struct rcu_state rcu_state;
+
+/*
+ * Add to a statistics counter that only the GP driver writes (gp_mutex
+ * held, which orders the drivers' turns): a load and a store, no locked
+ * instruction (an idle grace period bumps six).  Readers (trcu_get_stats())
+ * load it relaxed and may see an older value, as with a relaxed add.
+ */
+static inline void rcu_stat_add_locked(_Atomic unsigned long *c, unsigned long n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
 
 /*
  * The slot table (src/slots.c owns it).  Written under ofl_lock by

@@ -94,10 +94,16 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
 			struct rcu_thread *r)
 {
 	long spin = TUN(sr_spin_us) * 1000L;
-	long until = sys_now_ns() + spin;
+	long until;
 
-	if (!spin || !may_drive)
+	/* Done already (we drove our GP, say): never counted in
+	 * nr_sr_spinning, so no driver left its hand-off to us (the count's
+	 * seq_cst decrement below pairs with a driver's fence and load of it
+	 * in rcu_gp_handoff(); with no increment there is nothing to pair),
+	 * and no clock read. */
+	if (!spin || !may_drive || rcu_sr_done(node))
 		return rcu_sr_done(node);
+	until = sys_now_ns() + spin;
 	atomic_fetch_add_explicit(&rcu_state.nr_sr_spinning, 1, memory_order_relaxed);
 	for (;;) {
 		bool last = sys_now_ns() >= until;

@@ -148,15 +148,26 @@ void rcu_sr_normal_add_req(struct sr_node *n)
 /* Sleep until woken or timeout_ns (< 0: no limit); true once woken. */
 bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns)
 {
-	long deadline = timeout_ns < 0 ? 0 : sys_now_ns() + timeout_ns;
+	long deadline = 0;
+	bool armed = false;
 
 	for (;;) {
 		/* Acquire: pairs with the exchange in rcu_sr_normal_complete(). */
 		uint32_t v = atomic_load_explicit(&n->done, memory_order_acquire);
-		long left = timeout_ns < 0 ? -1 : deadline - sys_now_ns();
+		long left = -1;
 
 		if (v == SR_DONE)
 			break;
+		/* The clock only when we may wait: a caller whose node is
+		 * done (it drove its GP) reads none. */
+		if (timeout_ns >= 0) {
+			long now = sys_now_ns();
+
+			if (!armed)
+				deadline = now + timeout_ns;
+			armed = true;
+			left = deadline - now;
+		}
 		if (timeout_ns >= 0 && left <= 0) {
 			/* Awake again: a waker need not make the syscall (if
 			 * it read ASLEEP already, the wake is just spurious). */

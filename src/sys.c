@@ -39,7 +39,7 @@ int sys_membarrier_register(void)
  */
 void sys_gp_mb(void)
 {
-	atomic_fetch_add_explicit(&rcu_state.n_mb, 1, memory_order_relaxed);
+	rcu_stat_add_locked(&rcu_state.n_mb, 1);   /* GP drivers only */
 	if (rcu_state.fenced) {
 		atomic_thread_fence(memory_order_seq_cst);
 		return;
