@@ -96,49 +96,104 @@ static bool rcu_early_qs(struct rcu_thread *r)
 	return r == rcu_state.driver;
 }
 
-/* Reports this leaf's early quiescent states; false (end the walk) when
- * one of its slots is not one: the tree cannot empty before the GP-start
- * membarrier, so the other leaves are left to the FQS scan, which finds
- * blocked threads even.  A registered thread that is neither blocked nor
- * driving (an idle one sleeping outside the library, a reader) thus costs
- * the early report one look at most, not a walk over every slot. */
+/*
+ * Reports this leaf's early quiescent states if all its slots are, and
+ * returns true; otherwise false (end the walk), reporting none: the tree
+ * cannot empty before the GP-start membarrier then, so this leaf and the
+ * others are left to the FQS scan, which finds blocked threads even (and a
+ * blocked driver: rcu_gp_early_report()).  A registered thread that is
+ * neither blocked nor driving (an idle one sleeping outside the library, a
+ * reader) thus costs the early report one look at most, not a walk over
+ * every slot, and no lock: the walk runs under the init's ofl_lock, which
+ * keeps every slot's thread registered (rcu_for_each_active_leaf_locked()),
+ * and takes a leaf's lock only to report it.
+ */
+struct early_arg {
+	struct rcu_node *drv_leaf;   /* the driver's leaf, until reported */
+	int stop;                    /* the slot that ended the walk, or -1 */
+};
+
 static bool rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
 {
-	struct rcu_node **drv_leaf = arg;
-	unsigned long mask = 0, want = leaf->qsmask;
-
-	if (leaf == *drv_leaf)
-		*drv_leaf = NULL;   /* the driver's slot is reported here */
+	struct early_arg *ea = arg;
+	unsigned long want = leaf->qsmaskinit, looked = 0;
 
 	for (unsigned long m = want; m; m &= m - 1) {
 		int i = __builtin_ctzl(m);
 		struct rcu_thread *r = rcu_slot_get(leaf->grplo + i);
 
-		if (r && rcu_early_qs(r))
-			mask |= 1UL << i;
+		looked++;
+		if (!r || !rcu_early_qs(r)) {
+			ea->stop = leaf->grplo + i;
+			break;
+		}
 	}
-	rcu_stat_add_locked(&rcu_state.n_slot_checks, (unsigned long)__builtin_popcountl(want));
-	rcu_report_qs_rnp_driver(mask, leaf, false);
-	return mask == want;
+	rcu_stat_add_locked(&rcu_state.n_slot_checks, looked);
+	if (ea->stop >= 0)
+		return false;
+	if (leaf == ea->drv_leaf)
+		ea->drv_leaf = NULL;   /* the driver's slot is reported here */
+	/* Bits a thread reported itself since init are clear already. */
+	pthread_mutex_lock(&leaf->lock);
+	rcu_report_qs_rnp_driver(want, leaf, false);
+	return true;
 }
 
+/*
+ * The slot that ended the last early report (driver only, gp_mutex), or -1.
+ * A registered thread's slot is in its leaf's ->qsmaskinit, so while that
+ * slot's thread is still neither blocked nor driving, the walk would end
+ * there again and report nothing to the tree's end: the next GP looks at
+ * that one slot first and skips the walk and its fence (an idle GP with an
+ * idle registered thread spares about 20 ns).  A stale look only costs a
+ * membarrier the walk could have spared, as a walk racing with that
+ * thread's rcu_enter_gp_wait() does: skipping the early report is always
+ * safe (the FQS scan reports every slot; tunable early_report=0).
+ */
+static int early_stop_slot = -1;
+
+static bool rcu_early_stop_still(void)
+{
+	struct rcu_thread *r;
+
+	if (early_stop_slot < 0 || early_stop_slot >= rcu_slot_hwm())
+		return false;
+	r = rcu_slot_get(early_stop_slot);
+	return r && !rcu_early_qs(r);
+}
+
+/* ofl_lock held (the init's): see rcu_early_report_leaf(). */
 static void rcu_gp_early_report(void)
 {
 	struct rcu_thread *drv = rcu_state.driver;
 	struct rcu_tree *t = rcu_tree();
-	struct rcu_node *drv_leaf = drv && drv->slot >= 0 && drv->slot < t->capacity
-				    ? rcu_tree_leaf(t, drv->slot) : NULL;
+	struct early_arg ea = {
+		.drv_leaf = drv && drv->slot >= 0 && drv->slot < t->capacity
+			    ? rcu_tree_leaf(t, drv->slot) : NULL,
+		.stop = -1,
+	};
 
-	/* Pairs with the fence in rcu_exit_gp_wait(): a waiter that has
-	 * left is seen as such, or its next section sees this GP's updates. */
-	atomic_thread_fence(memory_order_seq_cst);
-	rcu_for_each_holdout_leaf(rcu_early_report_leaf, &drv_leaf);
-	/* The driver, wherever the walk ended: nothing else reports an
-	 * online QSBR driver until it sleeps.  Clean: it is this thread.
-	 * Not when the walk reported its leaf (drv_leaf cleared): the driver
-	 * is quiescent there (rcu_early_qs()), and a second look would cost
-	 * a lock round trip on every idle GP. */
-	if (drv_leaf && !rcu_root_qs_done())
+	if (!rcu_early_stop_still()) {
+		/* Pairs with the fence in rcu_exit_gp_wait(): a waiter that
+		 * has left is seen as such, or its next section sees this
+		 * GP's updates. */
+		atomic_thread_fence(memory_order_seq_cst);
+		rcu_for_each_active_leaf_locked(rcu_early_report_leaf, &ea);
+		early_stop_slot = ea.stop;
+	}
+	/*
+	 * The driver, wherever the walk ended: nothing else reports an
+	 * online QSBR driver (the GP kthread) until it sleeps.  Clean: it is
+	 * this thread.  Not when the walk reported its leaf (drv_leaf
+	 * cleared), nor when it is blocked (a synchronize_rcu() caller):
+	 * then its ->watching is even for the whole GP (a signal handler's
+	 * section on it while it runs GP code is an emergency one, ->busy)
+	 * and the FQS scan reports it; a lock round trip on every idle GP
+	 * spared.  Acquire pairs with the release in rcu_enter_gp_wait()
+	 * (our own store when drv is this thread, as it is).
+	 */
+	if (ea.drv_leaf && !atomic_load_explicit(&drv->gp_blocked, memory_order_acquire) &&
+	    !rcu_root_qs_done())
 		rcu_report_qs_slot(drv->slot, false);
 }
 
@@ -181,15 +236,16 @@ static void rcu_gp_init(void)
 	/* Read on the first wait (rcu_gp_now_ns()): a GP with no holdout
 	 * never reads the clock. */
 	rcu_state.gp_start_ns = 0;
-	rcu_gp_init_tree(gps);
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	rcu_gp_init_tree_locked(gps);
 	/* Early report first: when it empties the tree (only the driver and
 	 * blocked waiters were online) the GP needs no membarrier at all. */
-	if (TUN(early_report)) {
+	if (TUN(early_report))
 		rcu_gp_early_report();
-		if (rcu_root_qs_done()) {
-			TRACE_RECORD("init_done_early", 0);
-			return;
-		}
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
+	if (TUN(early_report) && rcu_root_qs_done()) {
+		TRACE_RECORD("init_done_early", 0);
+		return;
 	}
 	/* The prescan only tells a clean GP (no GP-end membarrier) from a
 	 * dirty one; TSO machines skip that membarrier anyway, and the scan

@@ -55,6 +55,8 @@ void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dirty);
 void rcu_report_qs_rnp_driver(unsigned long mask, struct rcu_node *rnp, bool dirty);
 bool rcu_root_qs_done(void);
 void rcu_gp_init_tree(unsigned long gps);
+void rcu_gp_init_tree_locked(unsigned long gps);
+void rcu_for_each_active_leaf_locked(bool (*fn)(struct rcu_node *, void *), void *arg);
 void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg);
 bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
 

@@ -460,14 +460,14 @@ static void rcu_gp_init_node(struct rcu_tree *t, int n, unsigned long gps)
 /*
  * Apply registrations and unregistrations (the kernel's qsmaskinitnext ->
  * qsmaskinit), then set every node's qsmask root first, so that a child
- * emptying early always finds its bit in an initialised parent.
+ * emptying early always finds its bit in an initialised parent.  The
+ * _locked form: the caller holds ofl_lock.
  */
-void rcu_gp_init_tree(unsigned long gps)
+void rcu_gp_init_tree_locked(unsigned long gps)
 {
 	struct rcu_tree *t;
 	bool removed;
 
-	pthread_mutex_lock(&rcu_state.ofl_lock);
 	if (tree_next)
 		rcu_tree_install_locked();
 	t = rcu_tree();
@@ -508,7 +508,30 @@ void rcu_gp_init_tree(unsigned long gps)
 	atomic_store_explicit(&rcu_state.gp_root_done, false, memory_order_relaxed);
 	for (int n = 0; n < t->nr_nodes; n++)
 		rcu_gp_init_node(t, n, gps);
+}
+
+void rcu_gp_init_tree(unsigned long gps)
+{
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	rcu_gp_init_tree_locked(gps);
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
+}
+
+/*
+ * The leaves that had online slots at this GP's init, without their locks:
+ * for the driver, which still holds the ofl_lock of its init, so that no
+ * slot comes or goes (unregistration removes a slot under ofl_lock) and
+ * each leaf's ->qsmaskinit is the one its init just wrote.  fn returns
+ * false to end the walk.
+ */
+void rcu_for_each_active_leaf_locked(bool (*fn)(struct rcu_node *, void *), void *arg)
+{
+	struct rcu_tree *t = rcu_tree();
+	int l = t->levels - 1;
+
+	for (int a = 0; a < t->nr_active; a++)
+		if (!fn(&t->nodes[t->level_first[l] + t->active[a]], arg))
+			return;
 }
 
 /* Iterate the leaves that still owe quiescent states; fn is called with the
@@ -565,7 +588,12 @@ static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r)
 	 * its leaf.  Acquire: pairs with the CAS below. */
 	if (ULONG_CMP_GE(atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_acquire), s))
 		return false;
-	for (; rnp; rnp = rnp->parent) {
+	/* Up to the root, not into it: the root's step (check, then raise)
+	 * is the CAS on rcu_state.gp_seq_needed below, which needs no lock;
+	 * its lock round trip cost every idle synchronize_rcu() about 10 ns
+	 * (a tree of one node has no funnel at all).  The root's own
+	 * ->gp_seq_needed stays unused (the fork child takes the maximum). */
+	for (; rnp && rnp->parent; rnp = rnp->parent) {
 		pthread_mutex_lock(&rnp->lock);
 		if (ULONG_CMP_GE(rnp->gp_seq_needed, s)) {
 			pthread_mutex_unlock(&rnp->lock);
