@@ -273,6 +273,10 @@ static void rcu_gp_init(void)
 	 * Pairs with the compiler barrier after the store in trcu_read_lock().
 	 */
 	sys_gp_mb();
+	/* A full barrier on this thread too, after the GP start: the
+	 * emergency-readers check at cleanup needs no fence of its own if
+	 * this thread still drives then (rcu_gp_cleanup()). */
+	rcu_state.gp_mb_epoch = rcu_state.driver_epoch;
 	TRACE_RECORD("init_mb_done", 0);
 }
 
@@ -561,8 +565,11 @@ static void rcu_gp_cleanup(void)
 	 * machines (RCU_TSO), where the store cannot pass the section's loads.
 	 */
 	/* Signal handlers' emergency sections (src/thread.c) are not in
-	 * the tree: wait for the ones in progress now, after the GP start. */
-	rcu_emerg_readers_wait();
+	 * the tree: wait for the ones in progress now, after the GP start.
+	 * Its fence pairs with the one in emerg_enter(); the GP-start
+	 * membarrier this thread ran (driver_epoch unchanged since: no other
+	 * thread drove this GP meanwhile) is that fence already. */
+	rcu_emerg_readers_wait(rcu_state.gp_mb_epoch == rcu_state.driver_epoch);
 	if (!RCU_TSO && atomic_load_explicit(&rcu_state.gp_dirty_flag, memory_order_relaxed))
 		sys_gp_mb();
 	if (rcu_state.exp_at_init)

@@ -288,6 +288,7 @@ struct rcu_state {
 	/* The yieldable driver sleeps without gp_mutex (rcu_gp_park()). */
 	_Atomic bool gp_parked;
 	unsigned long driver_epoch;      /* drivers of a GP so far (gp_mutex) */
+	unsigned long gp_mb_epoch;       /* driver_epoch at this GP's start barrier */
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
 	_Atomic bool gp_root_done;       /* the root's qsmask emptied this GP */
 	bool expedited;                  /* this GP is driven without sleeps */
@@ -485,7 +486,7 @@ bool tun_env_bool(const char *name);             /* 0/1 variable, unset = 0 */
 struct rcu_thread *rcu_thread_self(void);
 bool rcu_thread_registered(const struct rcu_thread *t);
 unsigned int rcu_section_depth(void);            /* caller's explicit sections */
-void rcu_emerg_readers_wait(void);               /* GP: wait out emergency sections */
+void rcu_emerg_readers_wait(bool fenced);               /* GP: wait out emergency sections */
 int rcu_kthread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 void rcu_thread_init(void);
 void rcu_check_blocking_allowed(const char *what);

@@ -558,25 +558,33 @@ void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg)
 
 /* ---- Requests -------------------------------------------------------------------------- */
 
+/* The funnel below the root: false when a node on the way had the request
+ * already.  ->busy: it takes rcu_node locks (rcu_busy_enter()). */
+static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_node *rnp)
+{
+	bool ret = true;
+
+	rcu_busy_enter();
+	for (; rnp->parent; rnp = rnp->parent) {
+		pthread_mutex_lock(&rnp->lock);
+		if (ULONG_CMP_GE(rnp->gp_seq_needed, s)) {
+			pthread_mutex_unlock(&rnp->lock);
+			ret = false;
+			break;
+		}
+		rnp->gp_seq_needed = s;
+		pthread_mutex_unlock(&rnp->lock);
+	}
+	rcu_busy_exit();
+	return ret;
+}
+
 /*
  * rcu_start_this_gp: funnel a request for the GP that ends at s from the
  * requester's leaf to the root, stopping where someone already asked for it.
  * Returns true when this call raised rcu_state.gp_seq_needed.
  */
-static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r);
-
-/* ->busy: the funnel takes rcu_node locks (rcu_busy_enter()). */
 bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r)
-{
-	bool ret;
-
-	rcu_busy_enter();
-	ret = rcu_start_this_gp_funnel(s, r);
-	rcu_busy_exit();
-	return ret;
-}
-
-static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r)
 {
 	struct rcu_tree *t = rcu_tree();
 	struct rcu_node *rnp = (r && r->slot >= 0 && r->slot < t->capacity)
@@ -593,15 +601,8 @@ static bool rcu_start_this_gp_funnel(unsigned long s, struct rcu_thread *r)
 	 * its lock round trip cost every idle synchronize_rcu() about 10 ns
 	 * (a tree of one node has no funnel at all).  The root's own
 	 * ->gp_seq_needed stays unused (the fork child takes the maximum). */
-	for (; rnp && rnp->parent; rnp = rnp->parent) {
-		pthread_mutex_lock(&rnp->lock);
-		if (ULONG_CMP_GE(rnp->gp_seq_needed, s)) {
-			pthread_mutex_unlock(&rnp->lock);
-			return false;
-		}
-		rnp->gp_seq_needed = s;
-		pthread_mutex_unlock(&rnp->lock);
-	}
+	if (rnp->parent && !rcu_start_this_gp_funnel(s, rnp))
+		return false;
 	old = atomic_load_explicit(&rcu_state.gp_seq_needed, memory_order_relaxed);
 	do {
 		if (ULONG_CMP_GE(old, s))

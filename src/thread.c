@@ -413,11 +413,14 @@ static void emerg_exit(struct trcu_reader *r)
 
 /* Grace-period side, after the GP started: wait until no emergency section
  * is in progress.  They are a signal handler's short sections that
- * interrupted a registration, an unregistration or the init, so rare. */
-void rcu_emerg_readers_wait(void)
+ * interrupted a registration, an unregistration or the init, so rare.
+ * fenced: the caller ran a full barrier after the GP started (its GP-start
+ * membarrier), which serves as the fence below. */
+void rcu_emerg_readers_wait(bool fenced)
 {
 	/* Pairs with the fence in emerg_enter(). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!fenced)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* Acquire: pairs with the release decrement in emerg_exit(). */
 	while (__atomic_load_n(&emerg_readers, __ATOMIC_ACQUIRE))
 		sys_sleep_ns(10 * 1000L);
