@@ -78,22 +78,39 @@ static bool rcu_prescan_leaf(struct rcu_node *leaf, void *arg)
  * blocked waiter's accesses happen before its ->gp_blocked release store.
  */
 /*
- * Blocked or driving: quiescent now?  A blocked thread runs no code of its
- * own, but a signal handler on it may run a section: that section entered
- * with the fenced slow path (TRCU_RF_BLOCKED), so its odd ->watching is
- * seen here or its loads come after the fence in rcu_gp_early_report()
- * (store buffering, both sides fenced); an even value stored with release
- * after a handler's section closes it.  The driver, when not blocked, is
- * the GP kthread or an offload thread, which block every signal
- * (rcu_kthread_create()): it cannot be in a section while it runs GP code.
+ * Blocked, offline QSBR, or driving: quiescent now?  A blocked thread runs
+ * no code of its own, but a signal handler on it may run a section: that
+ * section entered with the fenced slow path (TRCU_RF_BLOCKED), so its odd
+ * ->watching is seen here or its loads come after the fence in
+ * rcu_gp_early_report() (store buffering, both sides fenced); an even value
+ * stored with release after a handler's section closes it.  An offline
+ * QSBR thread is the same: its sections (a handler's, or a plain
+ * rcu_read_lock()) enter fenced (TRCU_RF_QSBR_OFL), and going online
+ * clears RCU_BLK_QSBR_OFL, then fences, before it reads anything
+ * (rcu_internal_qsbr_online()).  The caller has fenced since the GP began
+ * (rcu_gp_early_report(), rcu_qsbr_gp_walk()).  The driver, when not
+ * blocked, is the GP kthread or an offload thread, which block every
+ * signal (rcu_kthread_create()): it cannot be in a section while it runs
+ * GP code.
  */
 static bool rcu_early_qs(struct rcu_thread *r)
 {
-	/* Acquire pairs with the release in rcu_enter_gp_wait(). */
+	/* Acquire pairs with the release in rcu_enter_gp_wait() and in
+	 * rcu_internal_qsbr_offline(). */
 	if (atomic_load_explicit(&r->gp_blocked, memory_order_acquire))
 		/* Acquire pairs with the release store in watching_exit(). */
 		return !(__atomic_load_n(&r->rdr->watching, __ATOMIC_ACQUIRE) & 1);
 	return r == rcu_state.driver;
+}
+
+/* A QSBR thread, online or offline, and not a worker of task readers?  The
+ * owner's flags, read as a hint: a grace period that acts on it rechecks
+ * under the leaf lock (rcu_qsbr_gp_leaf()). */
+static bool rcu_qsbr_thread(struct rcu_thread *r)
+{
+	unsigned long nf = __atomic_load_n(&r->rdr->nest_flags, __ATOMIC_RELAXED);
+
+	return !(nf & TRCU_RF_TASK) && (nf & (TRCU_RF_QSBR | TRCU_RF_QSBR_OFL));
 }
 
 /*
@@ -162,6 +179,18 @@ static bool rcu_early_stop_still(void)
 	return r && !rcu_early_qs(r);
 }
 
+/* ofl_lock held: did the early report end (or would it end) at a thread
+ * that is not a QSBR thread?  Then this GP is no QSBR grace period. */
+static bool rcu_early_stop_mixed(void)
+{
+	struct rcu_thread *r;
+
+	if (early_stop_slot < 0 || early_stop_slot >= rcu_slot_hwm())
+		return false;
+	r = rcu_slot_get(early_stop_slot);
+	return r && !rcu_qsbr_thread(r);
+}
+
 /* ofl_lock held (the init's): see rcu_early_report_leaf(). */
 static void rcu_gp_early_report(void)
 {
@@ -197,12 +226,130 @@ static void rcu_gp_early_report(void)
 		rcu_report_qs_slot(drv->slot, false);
 }
 
+/*
+ * QSBR grace periods.  When every holdout left after the early report is
+ * a QSBR thread (online, or offline and caught between its steps) the GP
+ * runs without the GP-start membarrier, as liburcu qsbr's does: it asks
+ * the online ones at once (->need_qs) and takes only their own reports,
+ * whose leaf lock orders them (rcu_qsbr_holdout()), never a ->watching
+ * value they left (only the membarrier makes a plain store evidence); an
+ * offline one is quiescent by rcu_early_qs().  With two busy readers on
+ * two CPUs the membarrier's IPI was a third of the caller's GP; a
+ * default thread, a worker of task readers or a holdout whose thread is
+ * unknown keeps it.  GP driver only (gp_mutex held).
+ */
+static bool gp_qsbr;
+static int qsbr_asked;   /* holdouts the last walk asked (or left asked) */
+
+struct qsbr_gp_arg {
+	bool act;       /* ask the online ones and report the quiescent ones */
+	bool qsbr;      /* every holdout seen so far is a QSBR thread */
+	int asked;      /* holdouts left to report themselves */
+};
+
+static bool rcu_qsbr_gp_leaf(struct rcu_node *leaf, void *arg)
+{
+	struct qsbr_gp_arg *qa = arg;
+	unsigned long mask = 0, looked = 0;
+	bool dirty = false;
+
+	for (unsigned long m = leaf->qsmask; m; m &= m - 1) {
+		int i = __builtin_ctzl(m);
+		struct trcu_reader *rdr = rcu_slot_reader(leaf->grplo + i);
+		struct rcu_thread *r = rcu_slot_get(leaf->grplo + i);
+
+		looked++;
+		if (!rdr || !r) {   /* unregistered after GP start */
+			mask |= 1UL << i;
+			dirty = true;
+			continue;
+		}
+		if (rcu_early_qs(r)) {
+			mask |= 1UL << i;
+			continue;
+		}
+		/* A thread that goes offline meanwhile reports when it sees
+		 * ->need_qs (its exit is fenced), or the next walk's
+		 * rcu_early_qs() counts it. */
+		if (!rcu_qsbr_thread(r)) {
+			qa->qsbr = false;
+			break;
+		}
+		/* Under the leaf lock, after this GP's init: the report's lock
+		 * acquisition pairs with it (rcu_qsbr_holdout()).  A thread in
+		 * a fenced section while offline reports at its fenced exit:
+		 * store buffering with the fence at the next walk's start. */
+		if (qa->act && !__atomic_load_n(&rdr->need_qs, __ATOMIC_RELAXED))
+			__atomic_store_n(&rdr->need_qs, 1, __ATOMIC_RELAXED);
+		qa->asked++;
+	}
+	rcu_stat_add_locked(&rcu_state.n_slot_checks, looked);
+	if (qa->act)
+		rcu_report_qs_rnp_driver(mask, leaf, dirty);
+	else
+		pthread_mutex_unlock(&leaf->lock);
+	return qa->qsbr;
+}
+
+/* One walk over the holdouts: are they all QSBR threads (act: ask the
+ * online ones, report the quiescent ones)?  Ends at the first that is not. */
+static bool rcu_qsbr_gp_walk(bool act)
+{
+	struct qsbr_gp_arg qa = { .act = act, .qsbr = true };
+
+	/* Before the ->gp_blocked and ->watching loads (rcu_early_qs()):
+	 * pairs with the fence in rcu_internal_qsbr_online() and with the
+	 * fenced entry of an offline thread's section.  And after the
+	 * previous walk's ->need_qs stores: pairs with the fence in the
+	 * fenced watching_exit() before its ->need_qs load. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (act)
+		rcu_stat_add_locked(&rcu_state.n_fqs, 1);
+	rcu_for_each_holdout_leaf(rcu_qsbr_gp_leaf, &qa);
+	if (act)
+		qsbr_asked = qa.asked;
+	return qa.qsbr;
+}
+
+/*
+ * The GP-start membarrier and the reader generation before it (x86-64 read
+ * side, include/treercu/rcu.h): sections that begin after the barrier
+ * store the new generation, so a scan that saw an older odd value sees
+ * theirs differ.  Only GP drivers write it (gp_mutex held).  Run by the
+ * GP init, or later by a QSBR GP that finds a holdout of another kind: a
+ * GP start that comes late is still one (the scans' snapshots are taken
+ * after it).
+ */
+static void rcu_gp_start_mb(void)
+{
+	rcu_state.gp_gen = __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED) + 2;
+	/* Release: after the gp_seq store, for the compiler too (x86
+	 * keeps stores in order, so it costs nothing there): a reader that
+	 * loads it sees this GP started (rcu_watching_qs()). */
+	__atomic_store_n(&trcu_reader_gen, rcu_state.gp_gen, __ATOMIC_RELEASE);
+	/*
+	 * GP-start barrier: every reader either had its ->watching store (odd)
+	 * visible before this point, so the scans below see it, or runs its
+	 * section's loads after it and sees every update that preceded this GP.
+	 * Pairs with the compiler barrier after the store in trcu_read_lock().
+	 */
+	sys_gp_mb();
+	/* A full barrier on this thread too, after the GP start: the
+	 * emergency-readers check at cleanup needs no fence of its own if
+	 * this thread still drives then (rcu_gp_cleanup()); a QSBR GP that
+	 * ran none leaves the epoch behind, and the check fences. */
+	rcu_state.gp_mb_epoch = rcu_state.driver_epoch;
+	TRACE_RECORD("init_mb_done", 0);
+}
+
 static void rcu_gp_init(void)
 {
 	unsigned long gps = rcu_seq_startval(atomic_load_explicit(&rcu_state.gp_seq,
 								  memory_order_relaxed));
+	bool mixed = false;   /* the early report saw a holdout that is not QSBR */
 
 	TRACE_RECORD("init", gps);
+	gp_qsbr = false;
 	atomic_store_explicit(&rcu_state.gp_dirty_flag, false, memory_order_relaxed);
 	/*
 	 * Seed 004: cover the synchronize_rcu() waiters added so far, *before*
@@ -240,11 +387,22 @@ static void rcu_gp_init(void)
 	rcu_gp_init_tree_locked(gps);
 	/* Early report first: when it empties the tree (only the driver and
 	 * blocked waiters were online) the GP needs no membarrier at all. */
-	if (TUN(early_report))
+	if (TUN(early_report)) {
 		rcu_gp_early_report();
+		mixed = rcu_early_stop_mixed();
+	}
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 	if (TUN(early_report) && rcu_root_qs_done()) {
 		TRACE_RECORD("init_done_early", 0);
+		return;
+	}
+	/* Only QSBR holdouts left: ask them now, no membarrier.  The first
+	 * walk only looks, so that a mixed domain's QSBR threads are not
+	 * asked (their reports would meet the scans at the leaf lock); the
+	 * early report may have seen a holdout that is not a QSBR thread. */
+	gp_qsbr = !mixed && rcu_qsbr_gp_walk(false) && rcu_qsbr_gp_walk(true);
+	if (gp_qsbr) {
+		TRACE_RECORD("init_qsbr", 0);
 		return;
 	}
 	/* The prescan only tells a clean GP (no GP-end membarrier) from a
@@ -254,30 +412,7 @@ static void rcu_gp_init(void)
 	 * one more walk over every slot for nothing. */
 	if (!RCU_TSO && TUN(jiffies_till_first_fqs) == 0)
 		rcu_for_each_holdout_leaf(rcu_prescan_leaf, NULL);
-	/*
-	 * A new reader generation (x86-64 read side, include/treercu/rcu.h):
-	 * sections that begin after the barrier below store it, so a scan
-	 * that saw an older odd value sees theirs differ.  Only GP drivers
-	 * write it (gp_mutex held); ordered before the readers' later loads
-	 * by the barrier below.
-	 */
-	rcu_state.gp_gen = __atomic_load_n(&trcu_reader_gen, __ATOMIC_RELAXED) + 2;
-	/* Release: after the gp_seq store above, for the compiler too (x86
-	 * keeps stores in order, so it costs nothing there): a reader that
-	 * loads it sees this GP started (rcu_watching_qs()). */
-	__atomic_store_n(&trcu_reader_gen, rcu_state.gp_gen, __ATOMIC_RELEASE);
-	/*
-	 * GP-start barrier: every reader either had its ->watching store (odd)
-	 * visible before this point, so the scans below see it, or runs its
-	 * section's loads after it and sees every update that preceded this GP.
-	 * Pairs with the compiler barrier after the store in trcu_read_lock().
-	 */
-	sys_gp_mb();
-	/* A full barrier on this thread too, after the GP start: the
-	 * emergency-readers check at cleanup needs no fence of its own if
-	 * this thread still drives then (rcu_gp_cleanup()). */
-	rcu_state.gp_mb_epoch = rcu_state.driver_epoch;
-	TRACE_RECORD("init_mb_done", 0);
+	rcu_gp_start_mb();
 }
 
 /* ---- Force-quiescent-state scans -------------------------------------------------- */
@@ -433,6 +568,7 @@ static bool rcu_gp_sleep_until(long target)
 		if (now >= target || rcu_root_qs_done() || (!park && rcu_gp_takeover_wanted()) ||
 		    (rcu_exp_pending() && !exp))
 			break;
+		TRACE_RECORD("drv_sleep", 0);
 		sys_futex_wait(word, v, target - now);
 		TRACE_RECORD("drv_wake", park);
 		if (rcu_test_hooks.driver_woken)
@@ -485,17 +621,60 @@ static bool rcu_gp_sleep(long ticks)
 #define RCU_QSBR_NOSPIN_GPS 16
 static int qsbr_nospin;   /* GP driver only (gp_mutex held) */
 
+/* A QSBR GP's spin: poll the root until spin_until, taking no lock, so that
+ * the reports it waits for never wait for it.  True when the loop has
+ * something to do (the GP can end, a caller asks to take it over, an
+ * expedited request arrived), false when the spin ran out. */
+static bool rcu_qsbr_gp_spin(long spin_until_ns)
+{
+	while (sys_now_ns() < spin_until_ns) {
+		for (int i = 0; i < 32; i++) {
+			if (rcu_root_qs_done())
+				return true;
+			cpu_relax();
+		}
+		if (rcu_gp_takeover_wanted() || (rcu_exp_pending() && !rcu_state.expedited))
+			return true;
+	}
+	return rcu_root_qs_done();
+}
+
+/* The CPUs this process may run on, read once (a hint). */
+static long rcu_gp_cpus(void)
+{
+	static long cpus;   /* GP driver only (gp_mutex held) */
+
+	if (!cpus) {
+		long n = tun_usable_cpus();
+
+		cpus = n > 0 ? n : 1;
+	}
+	return cpus;
+}
+
 /* Returns false when the GP was taken over while this driver slept. */
 static bool rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
 {
 	if (rcu_exp_pending())
 		rcu_state.expedited = true;  /* an expedited caller joined */
-	if (!(only_qsbr && nospin) && sys_now_ns() < spin_until_ns) {
+	if (gp_qsbr) {
+		/*
+		 * Asked at GP start: the spin only polls, and only while this
+		 * driver and every holdout left can be on a CPU at once.  With
+		 * more, one of them is off its CPU while the driver spins (or
+		 * asleep, online): every spin would run out, and one GP in
+		 * RCU_QSBR_NOSPIN_GPS trying it again was the p99.
+		 */
+		if (!nospin && qsbr_asked < rcu_gp_cpus()) {
+			if (rcu_qsbr_gp_spin(spin_until_ns))
+				return true;
+			qsbr_nospin = RCU_QSBR_NOSPIN_GPS;   /* the spin did not pay */
+		}
+	} else if (!(only_qsbr && nospin) && sys_now_ns() < spin_until_ns) {
 		for (int i = 0; i < 32; i++)
 			cpu_relax();
 		return true;
-	}
-	if (only_qsbr) {
+	} else if (only_qsbr) {
 		if (!nospin)
 			qsbr_nospin = RCU_QSBR_NOSPIN_GPS;   /* the spin did not pay */
 		/* Ask them to report (rcu_qsbr_holdout()); one that passed a
@@ -535,7 +714,16 @@ static bool rcu_gp_fqs_loop(bool resumed)
 
 		if (rcu_root_qs_done())
 			return true;
-		rcu_fqs_scan(false, false, &waiting);
+		if (gp_qsbr && !rcu_qsbr_gp_walk(true)) {
+			/* A holdout that is no longer a QSBR thread (a worker
+			 * of task readers now): the GP-start membarrier after
+			 * all, then scans. */
+			gp_qsbr = false;
+			rcu_gp_start_mb();
+		}
+		waiting = 0;
+		if (!gp_qsbr)
+			rcu_fqs_scan(false, false, &waiting);
 		if (rcu_root_qs_done())
 			return true;
 		if (rcu_gp_takeover_wanted()) {

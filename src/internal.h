@@ -155,6 +155,9 @@ static inline struct rcu_node *rcu_tree_leaf(struct rcu_tree *t, int slot)
  * touches.  The slot table points here; ->rdr leads a grace-period scan to
  * the thread's ->watching and ->need_qs.
  */
+#define RCU_BLK_GP_WAIT  1
+#define RCU_BLK_QSBR_OFL 2
+
 struct rcu_thread {
 	struct trcu_reader *rdr;      /* the owner's trcu_reader_tls, set at
 				       * its first registration, then fixed */
@@ -162,7 +165,11 @@ struct rcu_thread {
 	int tid;                      /* gettid() of the owner */
 	unsigned int depth_bias;      /* 1 while a QSBR thread is online */
 	bool qsbr;                    /* QSBR-style thread (trcu_thread_qsbr()) */
-	_Atomic int gp_blocked;       /* owner is blocked waiting for a GP */
+	/* Owner-written, read by GP drivers: RCU_BLK_GP_WAIT while blocked
+	 * waiting for a GP, RCU_BLK_QSBR_OFL while an offline QSBR thread
+	 * (src/thread.c); either makes it quiescent with ->watching even
+	 * (rcu_early_qs(), src/gp.c). */
+	_Atomic int gp_blocked;
 	/* Owner only, read by its own signal handlers: registration,
 	 * unregistration or the library's init is in progress, so a
 	 * handler's section on this thread is an emergency one. */

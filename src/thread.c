@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trace.h"
 #include "task.h"   /* rcu_watching_enter()/exit() */
 
 __thread struct trcu_reader trcu_reader_tls = { .nest_flags = TRCU_RF_UNREG };
@@ -171,7 +172,7 @@ static int register_thread(struct trcu_reader *r, struct rcu_thread *t)
 	/* Clears TRCU_RF_UNREG: the fast path may run from now on (a
 	 * handler's too: the slot is published). */
 	reader_flags_set(r, rcu_state.fenced ? TRCU_RF_FENCED : 0,
-			 TRCU_RF_UNREG | TRCU_RF_FENCED | TRCU_RF_QSBR);
+			 TRCU_RF_UNREG | TRCU_RF_FENCED | TRCU_RF_QSBR | TRCU_RF_QSBR_OFL);
 	/* The destructor unregisters a thread that exits without doing so. */
 	pthread_setspecific(thread_exit_key, t);
 	return 0;
@@ -299,12 +300,13 @@ void rcu_thread_init(void)
 /* ---- Watching transitions (out of line) ---------------------------------- */
 
 /* The owner's fenced transitions: the fenced read side, and a section on a
- * thread blocked waiting for a GP (the early report reads ->watching
- * without a membarrier: rcu_early_report_leaf()). */
+ * thread blocked waiting for a GP or on an offline QSBR thread (the early
+ * report and a QSBR grace period read ->watching without a membarrier:
+ * rcu_early_qs()). */
 static bool watching_fenced(const struct trcu_reader *r)
 {
 	return (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) &
-		(TRCU_RF_FENCED | TRCU_RF_BLOCKED)) != 0;
+		(TRCU_RF_FENCED | TRCU_RF_BLOCKED | TRCU_RF_QSBR_OFL)) != 0;
 }
 
 /*
@@ -518,6 +520,7 @@ void trcu_report_qs_slow(struct trcu_reader *r)
 	 * lock); the report below takes the leaf lock anyway. */
 	if (!__atomic_exchange_n(&r->need_qs, 0, __ATOMIC_ACQ_REL))
 		return;
+	TRACE_RECORD("qs_report", t->slot);
 	if (t->slot >= 0 && rcu_nesting(r) == t->depth_bias)
 		rcu_report_qs_slot(t->slot, true);
 }
@@ -565,11 +568,21 @@ void rcu_internal_qsbr_online(struct rcu_thread *t)
 	if (rcu_nesting(r))
 		sys_die("rcu_thread_online() called inside an RCU read-side critical section");
 	t->depth_bias = 1;
+	/* No longer counted quiescent by rcu_early_qs(), then a full fence
+	 * before anything the thread reads online (store buffering, as in
+	 * rcu_exit_gp_wait()): pairs with the fence before a driver's
+	 * ->gp_blocked load (rcu_gp_early_report(), rcu_qsbr_gp_scan()).
+	 * The driver sees the bit gone, or this thread sees every update
+	 * that preceded the GP.  liburcu's thread_online() fences too. */
+	atomic_store_explicit(&t->gp_blocked,
+			      atomic_load_explicit(&t->gp_blocked, memory_order_relaxed) &
+			      ~RCU_BLK_QSBR_OFL, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
 	/* Signal handlers: nesting before ->watching odd, as in the inline
 	 * lock (a handler in between makes ->watching odd itself). */
 	__atomic_store_n(&r->nest_flags,
-			 (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & ~TRCU_NEST_MASK) |
-			 TRCU_RF_QSBR | 1, __ATOMIC_RELAXED);
+			 (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) &
+			  ~(TRCU_NEST_MASK | TRCU_RF_QSBR_OFL)) | TRCU_RF_QSBR | 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	watching_enter(r);
 }
@@ -585,12 +598,21 @@ void rcu_internal_qsbr_offline(struct rcu_thread *t)
 			 "section (nesting depth %u)", rcu_nesting(r) - 1);
 	t->depth_bias = 0;
 	/* Signal handlers: nesting 0 before ->watching even, as in the
-	 * inline unlock. */
+	 * inline unlock.  TRCU_RF_QSBR_OFL in the same store: from here a
+	 * section on this thread (a handler's, or a plain rcu_read_lock()
+	 * while offline) enters fenced, as a blocked thread's does, and the
+	 * exit below stores the even value with release. */
 	__atomic_store_n(&r->nest_flags,
-			 __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) &
-			 ~(TRCU_NEST_MASK | TRCU_RF_QSBR), __ATOMIC_RELAXED);
+			 (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) &
+			  ~(TRCU_NEST_MASK | TRCU_RF_QSBR)) | TRCU_RF_QSBR_OFL, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	watching_exit(r, 1);
+	/* Release: the thread's accesses before it (the even store
+	 * included); pairs with the driver's acquire in rcu_early_qs(),
+	 * which then counts the thread quiescent without a membarrier. */
+	atomic_store_explicit(&t->gp_blocked,
+			      atomic_load_explicit(&t->gp_blocked, memory_order_relaxed) |
+			      RCU_BLK_QSBR_OFL, memory_order_release);
 }
 
 void trcu_thread_qsbr(void)
@@ -652,13 +674,17 @@ int rcu_enter_gp_wait(struct rcu_thread *t)
 	reader_flags_set(&trcu_reader_tls, TRCU_RF_BLOCKED, 0);
 	/* Release: the caller's earlier accesses (it already ran a full fence)
 	 * before the flag; pairs with the driver's acquire in the early report. */
-	atomic_store_explicit(&t->gp_blocked, 1, memory_order_release);
+	atomic_store_explicit(&t->gp_blocked,
+			      atomic_load_explicit(&t->gp_blocked, memory_order_relaxed) |
+			      RCU_BLK_GP_WAIT, memory_order_release);
 	return was_online;
 }
 
 void rcu_exit_gp_wait(struct rcu_thread *t, int was_online)
 {
-	atomic_store_explicit(&t->gp_blocked, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->gp_blocked,
+			      atomic_load_explicit(&t->gp_blocked, memory_order_relaxed) &
+			      ~RCU_BLK_GP_WAIT, memory_order_relaxed);
 	/* Store buffering with a driver's early report: this clear must be
 	 * visible before any later read-side section's loads.  Pairs with the
 	 * fence in rcu_gp_early_report() before it reads ->gp_blocked. */

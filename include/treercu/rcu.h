@@ -82,6 +82,11 @@ extern "C" {
 /* A worker whose task resumed inside a section it was switched out of (the
  * task's list entry holds the grace periods; include/treercu/task.h). */
 #define TRCU_RF_TASK_BLOCKED (1UL << 38)
+/* An offline QSBR thread: a section on it takes the slow path's fenced
+ * entry (as a blocked thread's does), and going online fences, so that a
+ * grace period counts it quiescent from an even ->watching without a
+ * membarrier (src/gp.c, rcu_early_qs()). */
+#define TRCU_RF_QSBR_OFL (1UL << 39)
 
 /*
  * Per-thread reader state, one per thread, in TLS, on its own cache line:
