@@ -94,6 +94,20 @@ target_sources(treercu-tool PRIVATE
 # on the targets (no instruction needs it), so that one check is off there.
 set_source_files_properties(${d}/bench/peer_lu_bp.c PROPERTIES
   COMPILE_OPTIONS -fno-sanitize=alignment)
+# Every peer's measured loops (the busy readers and refscale's loops,
+# peers.h) start on a 64-byte boundary: a loop of a few instructions that
+# straddles one ran at about a third of the speed on the AMD EPYC VM of
+# docs/decisions.md, so one peer's busy readers completed a third of
+# another's sections per second (and reached a QSBR quiescent state three
+# times less often) for the placement of its code alone.
+include(CheckCCompilerFlag)
+check_c_compiler_flag(-falign-loops=64 TREERCU_TOOL_ALIGN_LOOPS)
+if(TREERCU_TOOL_ALIGN_LOOPS)
+  set_property(SOURCE ${d}/bench/peer_treercu.c ${d}/bench/peer_lu_memb.c
+               ${d}/bench/peer_lu_mb.c ${d}/bench/peer_lu_bp.c ${d}/bench/peer_lu_qsbr.c
+               ${d}/bench/peer_ck.c ${d}/bench/refscale.c
+               APPEND PROPERTY COMPILE_OPTIONS -falign-loops=64)
+endif()
 find_library(URCU_MB urcu-mb)
 find_library(URCU_BP urcu-bp)
 if(NOT URCU_MB OR NOT URCU_BP)
