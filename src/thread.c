@@ -571,7 +571,7 @@ void rcu_internal_qsbr_online(struct rcu_thread *t)
 	/* No longer counted quiescent by rcu_early_qs(), then a full fence
 	 * before anything the thread reads online (store buffering, as in
 	 * rcu_exit_gp_wait()): pairs with the fence before a driver's
-	 * ->gp_blocked load (rcu_gp_early_report(), rcu_qsbr_gp_scan()).
+	 * ->gp_blocked load (rcu_gp_early_report(), rcu_qsbr_gp_walk()).
 	 * The driver sees the bit gone, or this thread sees every update
 	 * that preceded the GP.  liburcu's thread_online() fences too. */
 	atomic_store_explicit(&t->gp_blocked,
