@@ -237,6 +237,7 @@ struct tun_values {
 	_Atomic long sr_wake_max;
 	_Atomic long sr_drive_max;
 	_Atomic long sr_spin_us;
+	_Atomic long sr_drive_alone;
 	_Atomic long exit_wait_ms;
 	_Atomic long cb_pushback_ms;
 	_Atomic long nocb_batch_us;

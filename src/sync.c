@@ -158,6 +158,39 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
 }
 
 /*
+ * A caller alone (sr_drive_alone; no other synchronize_rcu() caller
+ * counted, no waiter on the list) that wins gp_mutex at once drives its GP
+ * without a list node, as the futex path's driver does: the node's push,
+ * its GP's wait head, the cleanup's wake and the count of list waiters cost
+ * an idle synchronize_rcu() about 50 ns of its 550 (docs/decisions.md, "The
+ * idle grace period").  The snapshot after winning: the full barrier in
+ * rcu_gp_snap() orders the caller's updates before it, and the GP ending
+ * at s starts after both; driving until s is done leaves no request of
+ * ours undone.  Callers that arrive meanwhile push nodes that our GP inits
+ * cover, or that the hand-off serves (rcu_gp_handoff(), self_sr false: no
+ * node of ours is counted).  A caller's GPs are never handed over
+ * (rcu_gp_one() returns true for RCU_DRV_CALLER).  False: not alone, or
+ * gp_mutex taken or parked; the list path follows.
+ */
+static bool rcu_sr_drive_alone(struct rcu_thread *r)
+{
+	unsigned long s;
+
+	if (!TUN(sr_drive_alone) || !TUN(drive_from_caller) ||
+	    atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed) != 1 ||
+	    rcu_sr_waiters() || !rcu_gp_acquire_driver(false))
+		return false;
+	s = rcu_gp_snap();
+	rcu_start_this_gp(s, r);
+	TRACE_RECORD("sr_alone", 0);
+	while (!rcu_seq_done(s))
+		rcu_gp_one(r, RCU_DRV_CALLER);
+	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	rcu_gp_handoff(RCU_DRV_CALLER, false);
+	return true;
+}
+
+/*
  * Seed 004: add a node to the waiter list, request the GP that will cover
  * it, drive it if we may, poll the node briefly, and sleep on it until a GP
  * cleanup (or its work item) wakes us.
@@ -172,6 +205,12 @@ static void rcu_wait_gp_sr(void)
 
 	TRACE_RECORD("sr_enter", 0);
 	rcu_sync_caller_enter();
+	if (rcu_sr_drive_alone(registered ? r : NULL)) {
+		rcu_sync_caller_exit();
+		if (registered)
+			rcu_exit_gp_wait(r, was_online);
+		return;
+	}
 	rcu_sr_normal_add_req(&node);
 	/* Full barrier (in rcu_gp_snap): the caller's updates and the node's
 	 * push before the snapshot; the GP ending at s starts after both. */

@@ -50,6 +50,7 @@ static const struct tunable tunables[] = {
 	{ T(sr_wake_max),            1, 1000000,   64,    5,     false },
 	{ T(sr_drive_max),           1, 1000000,   -1,    1,     false },
 	{ T(sr_spin_us),             0, 1000000,   20,    0,     false },
+	{ T(sr_drive_alone),         0, 1,         1,     0,     false },
 	{ T(exit_wait_ms),           0, 3600000,   1000,  1000,  false },
 	{ T(cb_pushback_ms),         0, 3600000,   0,     0,     false },
 	{ T(per_worker_blocked_lists), 0, 1,       1,     1,     false },

@@ -99,6 +99,8 @@ int main(void)
 
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
 	CHECK_EQ(trcu_set_tunable("sr_wake_max", 1), 0);
+	/* Every caller on the list, the one that finds itself alone too. */
+	CHECK_EQ(trcu_set_tunable("sr_drive_alone", 0), 0);
 	synchronize_rcu();              /* rcu_init_once(): atexit(trcu_shutdown) */
 	trcu_wq_get_stats(&ws);
 	CHECK_EQ(ws.nr_workqueues, 0);

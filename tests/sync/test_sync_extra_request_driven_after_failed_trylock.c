@@ -99,6 +99,8 @@ int main(void)
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
 	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
 	CHECK_EQ(trcu_set_tunable("nocb_threads", 2), 0);
+	/* Every caller on the list, the one that finds itself alone too. */
+	CHECK_EQ(trcu_set_tunable("sr_drive_alone", 0), 0);
 	holder_start(&h);
 	g0 = trcu_gp_seq();
 	CHECK((g0 & 3) == 0);

@@ -55,6 +55,8 @@ int main(void)
 
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
 	CHECK_EQ(trcu_set_tunable("sr_wake_max", 5), 0);
+	/* Every caller on the list, the one that finds itself alone too. */
+	CHECK_EQ(trcu_set_tunable("sr_drive_alone", 0), 0);
 	pthread_create(&h, NULL, holder, NULL);
 	while (!atomic_load(&held))
 		usleep(100);
