@@ -451,6 +451,7 @@ void fork_register_hooks(const struct fork_hooks *hooks);
 int sys_membarrier_register(void);
 void sys_gp_mb(void);
 long sys_now_ns(void);
+void sys_pin_loaded_object(void);
 void sys_sleep_ns(long ns);
 int sys_gettid(void);
 void sys_futex_wait(_Atomic uint32_t *addr, uint32_t val, long timeout_ns);

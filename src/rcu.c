@@ -131,10 +131,12 @@ static void rcu_init_once(void)
  * counts for stall warnings, the task readers' lists for the GP core,
  * threads, stalls and fork.
  * Priority 101: before the default constructors of a static link, which
- * may already use the library.
+ * may already use the library.  The object holding the library is pinned
+ * (sys_pin_loaded_object()).
  */
 __attribute__((constructor(101))) void rcu_init_anchor(void)
 {
+	sys_pin_loaded_object();
 	rcu_init_register(rcu_init_once);
 	rcu_stall_set_cb_info(rcu_nocb_stall_info);
 	rcu_task_set_hooks(&rcu_task_hooks_impl);

@@ -4,6 +4,7 @@
  * compiler barriers), futexes, clocks, and fatal-error reporting.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -48,6 +49,30 @@ void sys_gp_mb(void)
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0))
 		sys_die("membarrier(PRIVATE_EXPEDITED) failed after registering: %s",
 			 strerror(errno));
+}
+
+/* Weak: glibc's libc has them in every dynamically linked program; a
+ * static link that does not pull them in has no object to pin. */
+#pragma weak dladdr
+#pragma weak dlopen
+
+/*
+ * Keep the object that holds the library's code mapped for good, whatever
+ * loaded it.  libtreercu.so is linked with -z nodelete; the static archive
+ * linked into a plugin lives in the plugin, which the program may
+ * dlclose() while the library's threads, exit handler and thread-exit
+ * destructor still need their code.  Runs from the load-time constructor:
+ * RTLD_NOLOAD finds the object being loaded, RTLD_NODELETE marks it never
+ * to be unmapped.  In the main program the lookup finds nothing to mark.
+ */
+void sys_pin_loaded_object(void)
+{
+	Dl_info info;
+
+	if (!dladdr || !dlopen)
+		return;
+	if (dladdr((void *)sys_pin_loaded_object, &info) && info.dli_fname && info.dli_fname[0])
+		(void)dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 long sys_now_ns(void)
