@@ -162,7 +162,7 @@ static bool rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
  * slot's thread is still neither blocked nor driving, the walk would end
  * there again and report nothing to the tree's end: the next GP looks at
  * that one slot first and skips the walk and its fence (an idle GP with an
- * idle registered thread spares about 20 ns).  A stale look only costs a
+ * idle registered thread spares both).  A stale look only costs a
  * membarrier the walk could have spared, as a walk racing with that
  * thread's rcu_enter_gp_wait() does: skipping the early report is always
  * safe (the FQS scan reports every slot; tunable early_report=0).
@@ -421,8 +421,8 @@ static void rcu_gp_init(void)
  * The clock, for a GP that has to wait (a scan left holdouts, or the
  * profile sleeps before the first scan).  Its first read is the GP's start
  * for stall warnings, microseconds after init: an idle GP ends at its first
- * scan and reads no clock at all (a read costs about what the rest of an
- * idle GP's bookkeeping does: docs/decisions.md, "The idle grace period").
+ * scan and reads no clock at all (tests/rcu/test_idle_gp_reads_no_clock.c;
+ * docs/decisions.md, "The idle grace period").
  */
 static long rcu_gp_now_ns(void)
 {

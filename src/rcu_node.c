@@ -349,7 +349,7 @@ void rcu_report_qs_rnp(unsigned long mask, struct rcu_node *rnp, bool dirty)
  * checks rcu_root_qs_done() after its walk, program order being enough.  A
  * driver parked earlier in this GP was taken over (gp_parked cleared), and
  * kicks no longer wake it (rcu_gp_kick_driver()).  The two seq_cst
- * increments cost an idle GP about 10 ns.
+ * increments are an idle GP's for nothing.
  */
 void rcu_report_qs_rnp_driver(unsigned long mask, struct rcu_node *rnp, bool dirty)
 {
@@ -598,7 +598,7 @@ bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r)
 		return false;
 	/* Up to the root, not into it: the root's step (check, then raise)
 	 * is the CAS on rcu_state.gp_seq_needed below, which needs no lock;
-	 * its lock round trip cost every idle synchronize_rcu() about 10 ns
+	 * its lock round trip was every idle synchronize_rcu()'s for nothing
 	 * (a tree of one node has no funnel at all).  The root's own
 	 * ->gp_seq_needed stays unused (the fork child takes the maximum). */
 	if (rnp->parent && !rcu_start_this_gp_funnel(s, rnp))

@@ -161,8 +161,8 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
  * A caller alone (sr_drive_alone; no other synchronize_rcu() caller
  * counted, no waiter on the list) that wins gp_mutex at once drives its GP
  * without a list node, as the futex path's driver does: the node's push,
- * its GP's wait head, the cleanup's wake and the count of list waiters cost
- * an idle synchronize_rcu() about 50 ns of its 550 (docs/decisions.md, "The
+ * its GP's wait head, the cleanup's wake and the count of list waiters are
+ * work an idle synchronize_rcu() does not need (docs/decisions.md, "The
  * idle grace period").  The snapshot after winning: the full barrier in
  * rcu_gp_snap() orders the caller's updates before it, and the GP ending
  * at s starts after both; driving until s is done leaves no request of
