@@ -82,6 +82,7 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind);
 /* ---- src/gp_drive.c ---- */
 bool rcu_gp_one(struct rcu_thread *driver, enum rcu_driver_kind kind);
 bool rcu_gp_acquire_driver(bool takeover);
+bool rcu_gp_queue_driver(void);
 void rcu_gp_kthread_wake(void);
 bool rcu_gp_kthread_started(void);
 void rcu_gp_kthread_stop(void);

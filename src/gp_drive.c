@@ -151,6 +151,50 @@ bool rcu_gp_acquire_driver(bool takeover)
 	return true;
 }
 
+/*
+ * A synchronize_rcu() caller that found gp_mutex held by another caller
+ * (rcu_gp_acquire_driver() failed) becomes the next driver: it sleeps in
+ * pthread_mutex_lock() until the driver unlocks, as liburcu's next leader
+ * does, instead of polling for the mutex on a CPU of its own.  One at a
+ * time: takeover_req, which keeps every other caller, the GP kthread and
+ * the offload threads from trylocking meanwhile (they poll or sleep on
+ * their nodes, covered by the GP it will drive), and which makes a
+ * yieldable driver that took gp_mutex in between yield as to a takeover.
+ * Why: a caller polling on the other CPU of a small machine turns every
+ * GP's membarrier into an IPI to it, tens of times the cost of the GP
+ * (docs/decisions.md, "The next driver sleeps on gp_mutex").  Returns
+ * false, not queued, when a next driver is there already, the holder is
+ * yieldable or the GP is parked (rcu_gp_acquire_driver(true) serves those).
+ */
+bool rcu_gp_queue_driver(void)
+{
+	int none = 0;
+
+	if (atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed) ||
+	    atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed))
+		return false;
+	/* seq_cst: as the takeover's increment in rcu_gp_acquire_driver()
+	 * (pairs with the driver's check after its driver_sleeping store in
+	 * rcu_gp_sleep_until() and with rcu_gp_one_locked()'s entry check). */
+	if (!atomic_compare_exchange_strong_explicit(&rcu_state.takeover_req, &none, 1,
+						     memory_order_seq_cst,
+						     memory_order_relaxed))
+		return false;
+	TRACE_RECORD("queue_driver", 0);
+	/* From here a poller for rcu_gp_handoff(): the holder leaves the GPs
+	 * still wanted to us, and we drive them or hand off after our own
+	 * unlock (rcu_sr_drive(), src/sync.c).  Relaxed, as a poller's
+	 * increment: a holder that misses it wakes the GP kthread. */
+	atomic_fetch_add_explicit(&rcu_state.nr_sr_spinning, 1, memory_order_relaxed);
+	/* Only a sleeping driver is woken: a yieldable one that took the
+	 * mutex since our check yields to us; a driving caller asleep in
+	 * its FQS wait wakes and looks again. */
+	rcu_gp_kick_driver();
+	pthread_mutex_lock(&rcu_state.gp_mutex);
+	atomic_fetch_sub_explicit(&rcu_state.takeover_req, 1, memory_order_relaxed);
+	return true;
+}
+
 /* ---- The GP kthread ---------------------------------------------------------------------- */
 
 static void *rcu_gp_kthread(void *arg)
@@ -340,8 +384,6 @@ void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr)
 		atomic_fetch_add_explicit(&rcu_state.n_async_skip, 1, memory_order_relaxed);
 		return;   /* asynchronous needs only */
 	}
-	if (gp_waiters)
-		rcu_wake_gp_waiters(true);
 	/*
 	 * seed-004 waiters sleep on their own node, not on gp_end_futex:
 	 * only the GP kthread can take over for them, unless a list caller
@@ -352,12 +394,25 @@ void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr)
 	 * pairs with the poller's seq_cst decrement and fence before its
 	 * last trylock or its own hand-off: either it sees gp_mutex free
 	 * and the GPs still wanted, or we see it gone.
+	 *
+	 * That holds when asynchronous waiters (the GP kthread waiting for
+	 * gp_mutex, offload threads) sleep on gp_end_futex too: the
+	 * poller's grace periods end with the wake-ups a caller's GP makes
+	 * (rcu_wake_gp_waiters()), and the last poller to leave runs this
+	 * hand-off again.  Waking them here instead puts a third thread on
+	 * the CPUs, where it races the poller for gp_mutex, and on a small
+	 * machine every GP then pays the membarrier's IPI to it
+	 * (docs/decisions.md, "A polling caller spares the GP kthread").
+	 * synchronize_rcu() callers sleeping on gp_end_futex (sync_gp) are
+	 * woken at once, as before.
 	 */
-	if (sr_others && rcu_drv_is_caller(kind) && !gp_waiters) {
+	if (sr_others && rcu_drv_is_caller(kind) && !sync_gp) {
 		atomic_thread_fence(memory_order_seq_cst);
 		if (atomic_load_explicit(&rcu_state.nr_sr_spinning, memory_order_seq_cst) > 0)
 			return;
 	}
+	if (gp_waiters)
+		rcu_wake_gp_waiters(true);
 	if (!gp_waiters || sr_others)
 		rcu_gp_kthread_wake();
 }

@@ -43,8 +43,11 @@
  *
  * The count is a hint (relaxed): callers arriving together may both leave
  * the GP to the kthread, which each of them wakes, or both try to drive,
- * and the one that loses the trylock waits on its node with a bound (the
- * winner's hand-off wakes the kthread for it: rcu_gp_handoff()).
+ * and the one that loses the trylock to a caller becomes the next driver,
+ * asleep on gp_mutex (rcu_gp_queue_driver(), one at a time), or polls and
+ * then waits on its node with a bound (the winner's hand-off wakes the
+ * kthread for it unless a poller or the next driver will drive:
+ * rcu_gp_handoff()).
  */
 static bool rcu_sr_caller_may_drive(bool *takeover)
 {
@@ -231,6 +234,12 @@ static void rcu_wait_gp_sr(void)
 			drive = takeover = true;
 		if (drive && rcu_gp_acquire_driver(takeover)) {
 			rcu_sr_drive(&node, s, registered ? r : NULL, false);
+		} else if (drive && !rcu_sr_done(&node) && rcu_gp_queue_driver()) {
+			/* Not when our node is done (a GP that ended covered
+			 * it): the holder may still run GPs for others.
+			 * Counted in nr_sr_spinning since the queueing: the
+			 * holder's hand-off left the GPs to us. */
+			rcu_sr_drive(&node, s, registered ? r : NULL, true);
 		} else if (!drive) {
 			rcu_gp_kthread_wake();
 		}
