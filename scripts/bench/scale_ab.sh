@@ -2,22 +2,28 @@
 # SPDX-License-Identifier: MIT
 # A/B of synchronize_rcu(): two builds of the tool (A = before, B = after)
 # run `treercu scale` alternately, ROUNDS times each, on one configuration
-# (no reader, CALLERS callers, the library's default path); each run
-# measures liburcu memb in the same process, so the ratio columns compare
-# the builds across the machine's load.  Prints one line per run: build,
-# then the treercu row's p50, calls/s and their ratios to liburcu.
-#   usage: scripts/bench/scale_ab.sh A/treercu B/treercu [ROUNDS] [CALLERS]
+# (READERS busy readers, CALLERS callers, the library's default path); each
+# run measures liburcu memb in the same process, so the ratio columns
+# compare the builds across the machine's load.  Prints one line per run:
+# build, the treercu row, the liburcu memb row (its last columns are
+# treercu's p50, p99 and calls/s ratios to it) and the load average.
+# REPEATS unset: a --quick run; set: --repeats REPEATS --duration 0.3.
+#   usage: scripts/bench/scale_ab.sh A/treercu B/treercu [ROUNDS] [CALLERS] [READERS] [REPEATS]
 set -eu
-a=$1 b=$2 rounds=${3:-3} callers=${4:-1}
+a=$1 b=$2 rounds=${3:-3} callers=${4:-1} readers=${5:-0} repeats=${6:-}
+if [ -n "$repeats" ]; then len="--repeats $repeats --duration 0.3"; else len=--quick; fi
 echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC')"
 i=0
 while [ "$i" -lt "$rounds" ]; do
 	for side in A B; do
 		if [ "$side" = A ]; then bin=$a; else bin=$b; fi
-		out=$("$bin" scale --quick --readers 0 --callers "$callers" --no-callbacks 2>&1)
+		# shellcheck disable=SC2086
+		out=$("$bin" scale $len --readers "$readers" --callers "$callers" \
+		      --peers treercu,memb --no-callbacks 2>&1)
 		row=$(printf '%s\n' "$out" | grep '^| treercu ' | tr -s ' ')
+		peer=$(printf '%s\n' "$out" | grep '^| liburcu memb ' | tr -s ' ')
 		load=$(printf '%s\n' "$out" | grep -o 'load average [0-9. ]*' || true)
-		echo "$side: $row $load"
+		echo "$side: $row $peer $load"
 	done
 	i=$((i + 1))
 done
