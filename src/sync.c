@@ -109,7 +109,15 @@ static bool rcu_sr_spin(struct sr_node *node, unsigned long s, bool may_drive,
 	until = sys_now_ns() + spin;
 	atomic_fetch_add_explicit(&rcu_state.nr_sr_spinning, 1, memory_order_relaxed);
 	for (;;) {
-		bool last = sys_now_ns() >= until;
+		/* A next driver queued on gp_mutex (or a takeover asked for):
+		 * nobody else may take the mutex until it has, so polling
+		 * only keeps the CPU it needs to run on, and on a small
+		 * machine makes its GP's membarrier an IPI: stop, as when
+		 * the bound passed (docs/decisions.md, "The next driver
+		 * sleeps on gp_mutex").  A hint (relaxed): a late look costs
+		 * a few more polls. */
+		bool last = sys_now_ns() >= until ||
+			    atomic_load_explicit(&rcu_state.takeover_req, memory_order_relaxed) > 0;
 
 		for (int i = 0; i < 16; i++) {
 			if (rcu_sr_done(node))
