@@ -44,6 +44,15 @@ static void __trcu_wq_shutdown(void)
 		sys_die("trcu_wq_shutdown() called from a workqueue thread (work item %p): it "
 			 "would wait for itself", (void *)current_worker->current_work);
 	pthread_mutex_lock(&wq_state.mutex);
+	/* One at a time: the first drops the mutex around its joins while it
+	 * still uses the manager's handle and the pools; a second waits for
+	 * it to end, then finds nothing left (or what was started since). */
+	while (wq_state.shutdown_running) {
+		pthread_mutex_unlock(&wq_state.mutex);
+		sys_sleep_ns(1000000L);
+		pthread_mutex_lock(&wq_state.mutex);
+	}
+	wq_state.shutdown_running = true;
 	/* Destroy every live workqueue, system ones included. */
 	while (wq_state.wqs) {
 		struct trcu_workqueue *wq = wq_state.wqs;
@@ -134,6 +143,7 @@ static void __trcu_wq_shutdown(void)
 	free(wq_state.topo_spec);
 	wq_state.topo_spec = NULL;
 	wq_state.inited = false;
+	wq_state.shutdown_running = false;
 	pthread_mutex_unlock(&wq_state.mutex);
 }
 

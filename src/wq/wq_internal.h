@@ -288,6 +288,7 @@ struct trcu_workqueue {
 struct wq_state {
 	pthread_mutex_t mutex;            /* lists below, init, pool creation */
 	bool inited;
+	bool shutdown_running;            /* a trcu_wq_shutdown() is under way */
 	bool atexit_done;
 	struct wq_topo topo;
 	bool topo_set;                    /* topo built */
