@@ -621,6 +621,14 @@ static bool rcu_gp_sleep(long ticks)
 #define RCU_QSBR_NOSPIN_GPS 16
 static int qsbr_nospin;   /* GP driver only (gp_mutex held) */
 
+/* A QSBR GP's sleep between walks: reports wake it; the bound only catches
+ * a holdout that went offline unasked (rare: the next walk counts it) and
+ * paces stall checks.  Over a scheduler tick (HZ >= 100), so its timer is
+ * never the CPU's next event: a 1-ms one is, and arming and cancelling it
+ * each reprogram the CPU's timer (docs/decisions.md, "QSBR-only grace
+ * periods"). */
+#define RCU_QSBR_SLEEP_NS (10 * 1000 * 1000L)
+
 /* A QSBR GP's spin: poll the root until spin_until, taking no lock, so that
  * the reports it waits for never wait for it.  True when the loop has
  * something to do (the GP can end, a caller asks to take it over, an
@@ -690,6 +698,8 @@ static bool rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
 	}
 	if (rcu_state.expedited)
 		return rcu_gp_sleep_until(sys_now_ns() + RCU_EXP_SLEEP_NS);
+	if (gp_qsbr)
+		return rcu_gp_sleep_until(sys_now_ns() + RCU_QSBR_SLEEP_NS);
 	return rcu_gp_sleep(TUN(jiffies_till_next_fqs));
 }
 
