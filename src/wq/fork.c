@@ -135,6 +135,8 @@ static void wq_fork_child(void)
 	pthread_mutex_init(&wq_state.timer_lock, NULL);
 	pthread_mutex_init(&wq_state.free_lock, NULL);
 	pthread_mutex_init(&wq_state.owner_lock, NULL);
+	for (struct worker_pool *p = wq_state.retired_pools; p; p = p->next_retired)
+		pthread_mutex_init(&p->lock, NULL);
 	wq_state.shutdown_running = false;   /* another thread's */
 	wq_forked_here = current_worker != NULL;
 	current_worker = NULL;

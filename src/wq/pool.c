@@ -270,11 +270,20 @@ static struct worker_pool *pool_new(int cpu, const struct wq_cpumask *cpus, bool
 		wq_state.pools = p;
 		wq_state.cap_pools = cap;
 	}
-	pool = aligned_alloc(POOL_ALIGN, sizeof(*pool));
-	if (!pool)
-		return NULL;
-	memset(pool, 0, sizeof(*pool));
-	pthread_mutex_init(&pool->lock, NULL);
+	pool = wq_state.retired_pools;
+	if (pool) {
+		/* Under its lock: a stale data word's reader may hold it. */
+		wq_state.retired_pools = pool->next_retired;
+		pthread_mutex_lock(&pool->lock);
+		memset(&pool->id, 0, sizeof(*pool) - offsetof(struct worker_pool, id));
+	} else {
+		pool = aligned_alloc(POOL_ALIGN, sizeof(*pool));
+		if (!pool)
+			return NULL;
+		memset(pool, 0, sizeof(*pool));
+		pthread_mutex_init(&pool->lock, NULL);
+		pthread_mutex_lock(&pool->lock);
+	}
 	list_init(&pool->worklist);
 	list_init(&pool->idle_list);
 	list_init(&pool->workers);
@@ -288,6 +297,7 @@ static struct worker_pool *pool_new(int cpu, const struct wq_cpumask *cpus, bool
 		mask_set(&pool->cpus, cpu);
 	pool->nr_pod_cpus = mask_weight(&pool->cpus);
 	pool->watchdog_ts = now_ns();
+	pthread_mutex_unlock(&pool->lock);
 	wq_state.pools[wq_state.nr_pools++] = pool;
 	return pool;
 }

@@ -107,9 +107,10 @@ static void __trcu_wq_shutdown(void)
 	}
 
 	pthread_mutex_lock(&wq_state.mutex);
+	/* Kept, not freed: work items' data words still name them. */
 	for (int i = 0; i < wq_state.nr_pools; i++) {
-		pthread_mutex_destroy(&wq_state.pools[i]->lock);
-		free(wq_state.pools[i]);
+		wq_state.pools[i]->next_retired = wq_state.retired_pools;
+		wq_state.retired_pools = wq_state.pools[i];
 	}
 	free(wq_state.pools);
 	wq_state.pools = NULL;

@@ -10,8 +10,9 @@
  * wq->mayday_lock.  wq_state.timer_lock and wq_state.free_lock are leaves:
  * nothing else is taken while they are held.
  *
- * Memory lifetime: pools and worker structures are never freed before
- * trcu_wq_shutdown() (worker structures are recycled), so a pool pointer
+ * Memory lifetime: pools are never freed (after trcu_wq_shutdown() they
+ * are kept for reuse: a work item's data word may still name one), worker
+ * structures not before trcu_wq_shutdown() (they are recycled), so a pool pointer
  * read from a work item's data word, or a worker picked for a deferred
  * wake-up, stays valid after the pool lock is dropped (the kernel gets the
  * same from RCU).  A destroyed workqueue keeps its handle and pwq array
@@ -230,6 +231,7 @@ struct worker_pool {
 	uint64_t create_fail_ns;          /* creation failing since, or 0 */
 	uint64_t last_retry_ns;
 	struct worker *busy_hash[BUSY_HASH];
+	struct worker_pool *next_retired; /* wq_state.retired_pools */
 
 	/* Statistics: relaxed counters on the pool's own lines. */
 	_Atomic unsigned long n_queued, n_executed, n_rescued, n_wakeups;
@@ -295,6 +297,9 @@ struct wq_state {
 	char *topo_spec;                  /* trcu_wq_set_topology() override */
 
 	struct worker_pool **pools;       /* every pool, by id */
+	/* Pools of before a shutdown: never freed (a work item's data word may
+	 * still name one), reused by pool_new(), locks kept initialised. */
+	struct worker_pool *retired_pools;
 	int nr_pools, cap_pools;
 	struct trcu_workqueue *wqs, *dead_wqs;
 	struct trcu_workqueue *system_wq, *system_unbound_wq;
