@@ -621,6 +621,12 @@ void trcu_thread_qsbr(void)
 
 	if (trcu_register_thread())
 		sys_die("rcu_thread_qsbr(): cannot register thread: out of memory");
+	if (t->qsbr) {
+		/* Already QSBR: online, nothing changes (its "section" is
+		 * being online); offline, it comes online. */
+		rcu_internal_qsbr_online(t);
+		return;
+	}
 	if (rcu_nesting(&trcu_reader_tls))
 		sys_die("trcu_thread_qsbr() called inside an RCU read-side critical section");
 	t->qsbr = true;
