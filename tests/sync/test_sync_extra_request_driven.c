@@ -15,9 +15,16 @@
  * kthread runs it), and a polled cookie completes.
  *
  * The caller is held between its push and its snapshot by wrapping
- * rcu_sr_normal_add_req() (linked with -Wl,--wrap).
+ * rcu_sr_normal_add_req() (linked with -Wl,--wrap), until it has seen the
+ * offload thread's GP in progress.  The reader is released only then: the
+ * library promises that call_rcu()'s GP starts, not when, nor that a
+ * thread polling gp_seq sees a GP that starts and ends between two of its
+ * polls (one that started after the reader's release, or ran while the
+ * polling caller was preempted).  A GP the caller missed would leave it
+ * waiting for one nothing is obliged to start.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,10 +37,11 @@
 
 void __real_rcu_sr_normal_add_req(struct sr_node *n);
 void __wrap_rcu_sr_normal_add_req(struct sr_node *n);
-static _Atomic int armed, pushed, ran;
+static _Atomic int armed, pushed, saw_gp, ran;
 static struct trcu_head head;
 
-/* Hold the caller after its push until a GP has started: as if preempted. */
+/* Hold the caller after its push until it sees a GP in progress: as if
+ * preempted.  The reader keeps that GP running until saw_gp is set. */
 void __wrap_rcu_sr_normal_add_req(struct sr_node *n)
 {
 	__real_rcu_sr_normal_add_req(n);
@@ -41,6 +49,7 @@ void __wrap_rcu_sr_normal_add_req(struct sr_node *n)
 		atomic_store(&pushed, 1);
 		while (!(trcu_gp_seq() & 3))
 			usleep(50);
+		atomic_store(&saw_gp, 1);
 	}
 }
 
@@ -69,19 +78,27 @@ int main(void)
 	unsigned long c;
 	long t0;
 
+	signal(SIGALRM, check_hang_handler);
+	alarm(120);
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
 	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
 	/* Every caller on the list, the one that finds itself alone too. */
 	CHECK_EQ(trcu_set_tunable("sr_drive_alone", 0), 0);
 	holder_start(&h);
 	atomic_store(&armed, 1);
+	check_phase = "the caller pushing its list node";
 	CHECK(pthread_create(&t, NULL, caller, NULL) == 0);
 	while (!atomic_load(&pushed))
 		usleep(50);
 	call_rcu(&head, cb);          /* the offload thread starts the next GP */
-	usleep(50000);
+	/* What call_rcu() promises: a GP starts for its callback.  The
+	 * reader holds it until the held caller has seen it running. */
+	check_phase = "the held caller seeing call_rcu()'s grace period in progress";
+	CHECK_WITHIN_MS(atomic_load(&saw_gp), 60000);
 	holder_release(&h);
+	check_phase = "the held caller's synchronize_rcu() returning";
 	pthread_join(t, NULL);
+	check_phase = "the checks after synchronize_rcu() returned";
 	t0 = check_now_ms();
 	while (!atomic_load(&ran) && check_now_ms() - t0 < 5000)
 		usleep(100);
