@@ -7,31 +7,13 @@
 #   usage: scripts/bench/rcu_free_ab.sh BUILD_A BUILD_B [ROUNDS] [NOBJ] [UPDATERS]
 set -eu
 a=$1 b=$2 rounds=${3:-7} nobj=${4:-1000000} upd=${5:-1}
-src=$(dirname "$0")/rcu_free.c
-top=$(dirname "$0")/../..
-for d in "$a" "$b"; do
-	cc -O2 -I"$top/include" -I"$d/include" "$src" "$d/libtreercu.a" -lpthread \
-	   -o "$d/rcu_free_bench"
-done
+. "$(dirname "$0")/ab_common.sh"
+ab_build "$(dirname "$0")/rcu_free.c" rcu_free_bench "$a" "$b"
 echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC'); $nobj objects, $upd updater(s)"
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-i=0
-while [ "$i" -lt "$rounds" ]; do
-	for side in A B; do
-		if [ "$side" = A ]; then d=$a; else d=$b; fi
-		out=$("$d/rcu_free_bench" "$nobj" "$upd")
-		echo "$side: $out | $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "$side $out" >>"$tmp"
-	done
-	i=$((i + 1))
-done
-awk '
-function median(arr, n,   i, j, t) {
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
-	return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
-}
+ab_alternate "$rounds" "$tmp" "$a" "$b" rcu_free_bench "$nobj" "$upd"
+awk "$ab_median_awk"'
 {
 	s = $1; k = ++n[s]
 	if (s == "A") { ra[k] = $3; ca[k] = $5; ua[k] = $7 } else { rb[k] = $3; cb[k] = $5; ub[k] = $7 }
