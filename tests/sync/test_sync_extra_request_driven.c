@@ -79,7 +79,7 @@ int main(void)
 	long t0;
 
 	signal(SIGALRM, check_hang_handler);
-	alarm(120);
+	alarm(200);
 	CHECK_EQ(trcu_set_tunable("normal_wake_from_gp", 1), 0);
 	CHECK_EQ(trcu_set_tunable("drive_from_caller", 1), 0);
 	/* Every caller on the list, the one that finds itself alone too. */
@@ -100,19 +100,19 @@ int main(void)
 	pthread_join(t, NULL);
 	check_phase = "the checks after synchronize_rcu() returned";
 	t0 = check_now_ms();
-	while (!atomic_load(&ran) && check_now_ms() - t0 < 5000)
+	while (!atomic_load(&ran) && check_now_ms() - t0 < 30000)
 		usleep(100);
 	CHECK(atomic_load(&ran));
 	/* No call into the library from here: the stale request is driven. */
 	t0 = check_now_ms();
-	while (!need_served() && check_now_ms() - t0 < 2000)
+	while (!need_served() && check_now_ms() - t0 < 30000)
 		usleep(100);
 	printf("gp_seq %lu, gp_seq_needed %lu after %ld ms\n", trcu_gp_seq(),
 	       atomic_load(&rcu_state.gp_seq_needed), check_now_ms() - t0);
 	CHECK(need_served());
 	c = start_poll_synchronize_rcu();
 	t0 = check_now_ms();
-	while (!poll_state_synchronize_rcu(c) && check_now_ms() - t0 < 2000)
+	while (!poll_state_synchronize_rcu(c) && check_now_ms() - t0 < 30000)
 		usleep(100);
 	printf("polled cookie %s after %ld ms\n",
 	       poll_state_synchronize_rcu(c) ? "completed" : "NOT completed", check_now_ms() - t0);
