@@ -424,8 +424,14 @@ void rcu_emerg_readers_wait(bool fenced)
 	if (!fenced)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* Acquire: pairs with the release decrement in emerg_exit(). */
-	while (__atomic_load_n(&emerg_readers, __ATOMIC_ACQUIRE))
+	while (__atomic_load_n(&emerg_readers, __ATOMIC_ACQUIRE)) {
+		/* nanosleep() is a cancellation point, and a synchronize_rcu()
+		 * caller may be the driver here, gp_mutex held (internal.h). */
+		int cs = sys_cancel_disable();
+
 		sys_sleep_ns(10 * 1000L);
+		sys_cancel_restore(cs);
+	}
 }
 
 /* ---- Read-side slow paths --------------------------------------------------- */
