@@ -301,10 +301,17 @@ static void rcu_sr_normal_cleanup_help(void)
 			return;
 		}
 		rcu_sr_normal_cleanup_locked();
-		pthread_mutex_unlock(&srs.cleanup_lock);
-		/* Release: our list changes before the driver's fast path may
+		/* Still under the lock: the next pass reads the count after
+		 * this one took its requests off, so no request is taken off
+		 * twice.  Subtracted after the unlock, the next holder could
+		 * read ours too and subtract them again: the count would go
+		 * below zero, a later request would look like none, its pass
+		 * would never run and the waiters left behind its done tail
+		 * would sleep forever (tests/sync/test_sync_callers_beyond_wake_max.c).
+		 * Release: our list changes before the driver's fast path may
 		 * recycle wait heads itself; pairs with its acquire load. */
 		atomic_fetch_sub_explicit(&srs.cleanups_pending, n, memory_order_release);
+		pthread_mutex_unlock(&srs.cleanup_lock);
 	}
 }
 

@@ -617,9 +617,13 @@ void *qsbr_blocker_fn(void *arg)
 	return NULL;
 }
 
-/* normal_wake_from_gp for --sync-path all: rotate 0, 1, 2. */
+/* normal_wake_from_gp for --sync-path all: rotate 0, 1, 2.  sr_wake_max
+ * every run: 1 in every other 300 ms, so that the list path's GP driver
+ * wakes one waiter itself and leaves the others to cleanup passes, as it
+ * does with more callers waiting than the default. */
 void rotate_path(uint64_t elapsed_ns)
 {
 	if (tt.sync_path < 0)
 		trcu_set_tunable("normal_wake_from_gp", (long)(elapsed_ns / 100000000u % NPATH));
+	trcu_set_tunable("sr_wake_max", elapsed_ns / 300000000u % 2 ? 1 : tt.wake_max_saved);
 }

@@ -604,6 +604,7 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 		return 2;
 	tt_init();
 	trcu_get_tunable("normal_wake_from_gp", &saved_path);
+	trcu_get_tunable("sr_wake_max", &tt.wake_max_saved);
 	trcu_get_tunable("cb_max_pending", &cbt.cb_max_pending);
 	trcu_get_tunable("lazy", &cbt.lazy_saved);
 	/*
@@ -634,6 +635,7 @@ int torture_main(struct tool_opts *o, struct torture_result *res)
 	if (ok)
 		slots_check(stall_s);
 	trcu_set_tunable("normal_wake_from_gp", saved_path);
+	trcu_set_tunable("sr_wake_max", tt.wake_max_saved);
 	trcu_set_tunable("cb_pushback_ms", pushback_saved);
 	if (ok) {
 		cb_final_check();

@@ -49,6 +49,7 @@ struct tt_state {
 	long readers, qsbr_readers, fakewriters, churners;
 	long busted;                     /* writer skips its grace periods */
 	long sync_path;                  /* normal_wake_from_gp; -1: rotate */
+	long wake_max_saved;             /* sr_wake_max before the run */
 	_Atomic unsigned long sync_calls[NPATH];
 	int stop;
 	struct elem pool[POOL];
