@@ -1,12 +1,29 @@
 # SPDX-License-Identifier: MIT
-# Shared steps of the A/B scripts that build a small benchmark against two
-# build directories' libtreercu.a (A = before, B = after) and run the two
-# alternately, so that both see the machine's load alike.  Sourced, not run.
+# Shared steps of the A/B scripts: run two builds (A = before, B = after)
+# alternately, so that both see the machine's load alike, either two builds
+# of the tool or a small benchmark built against two build directories'
+# libtreercu.a.  Sourced, not run.
+#   ab_machine [DETAIL]             print the machine line (CPUs, arch, time, DETAIL)
+#   ab_each ROUNDS A B FN           ROUNDS rounds of A then B, each "FN SIDE PATH"
 #   ab_build SRC NAME A B           cc SRC against each side's archive into DIR/NAME
 #   ab_alternate ROUNDS OUT A B NAME ARGS...
 #                                   ROUNDS rounds of A then B, each "DIR/NAME ARGS";
 #                                   prints "SIDE: output | load", appends "SIDE output" to OUT
 #   ab_median_awk                   an awk function median(arr, n) to prepend to a program
+
+ab_machine() {
+	echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC')${1:+; $1}"
+}
+
+ab_each() {
+	_rounds=$1 _a=$2 _b=$3 _fn=$4
+	_i=0
+	while [ "$_i" -lt "$_rounds" ]; do
+		"$_fn" A "$_a"
+		"$_fn" B "$_b"
+		_i=$((_i + 1))
+	done
+}
 
 ab_build() {
 	_src=$1 _name=$2

@@ -10,17 +10,14 @@
 #   usage: scripts/bench/qsbr_scale_ab.sh A/treercu B/treercu [ROUNDS] [READERS] [REPEATS]
 set -eu
 a=$1 b=$2 rounds=${3:-2} readers=${4:-2} repeats=${5:-9}
-echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC')"
-i=0
-while [ "$i" -lt "$rounds" ]; do
-	for side in A B; do
-		if [ "$side" = A ]; then bin=$a; else bin=$b; fi
-		load=$(cut -d' ' -f1-3 /proc/loadavg)
-		out=$("$bin" scale --readers "$readers" --callers 1 --peers treercu-qsbr,qsbr \
-			--repeats "$repeats" 2>&1)
-		printf '%s (load %s)\n' "$side" "$load"
-		printf '%s\n' "$out" | grep -E '^\| (treercu qsbr|liburcu qsbr) ' | tr -s ' ' |
-			cut -d'|' -f2,6-10
-	done
-	i=$((i + 1))
-done
+. "$(dirname "$0")/ab_common.sh"
+one_run() {
+	load=$(cut -d' ' -f1-3 /proc/loadavg)
+	out=$("$2" scale --readers "$readers" --callers 1 --peers treercu-qsbr,qsbr \
+		--repeats "$repeats" 2>&1)
+	printf '%s (load %s)\n' "$1" "$load"
+	printf '%s\n' "$out" | grep -E '^\| (treercu qsbr|liburcu qsbr) ' | tr -s ' ' |
+		cut -d'|' -f2,6-10
+}
+ab_machine
+ab_each "$rounds" "$a" "$b" one_run

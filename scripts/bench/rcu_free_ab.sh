@@ -9,7 +9,7 @@ set -eu
 a=$1 b=$2 rounds=${3:-7} nobj=${4:-1000000} upd=${5:-1}
 . "$(dirname "$0")/ab_common.sh"
 ab_build "$(dirname "$0")/rcu_free.c" rcu_free_bench "$a" "$b"
-echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC'); $nobj objects, $upd updater(s)"
+ab_machine "$nobj objects, $upd updater(s)"
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 ab_alternate "$rounds" "$tmp" "$a" "$b" rcu_free_bench "$nobj" "$upd"

@@ -9,17 +9,14 @@
 #   usage: scripts/bench/refscale_ab.sh A/treercu B/treercu [ROUNDS] [REPEATS] [MS]
 set -eu
 a=$1 b=$2 rounds=${3:-3} repeats=${4:-5} ms=${5:-200}
-echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC')"
-i=0
-while [ "$i" -lt "$rounds" ]; do
-	for side in A B; do
-		if [ "$side" = A ]; then bin=$a; else bin=$b; fi
-		out=$("$bin" refscale --repeats "$repeats" --ms "$ms" 2>&1)
-		ratio=$(printf '%s\n' "$out" | grep '^ratio treercu/liburcu memb')
-		qsbr=$(printf '%s\n' "$out" | grep '^| 1 .*treercu qsbr' | tr -s ' ')
-		task=$(printf '%s\n' "$out" | grep '^ratio treercu task' || true)
-		load=$(printf '%s\n' "$out" | grep -o 'load average [0-9. ]*' || true)
-		echo "$side: $ratio | qsbr $qsbr | $load${task:+ | $task}"
-	done
-	i=$((i + 1))
-done
+. "$(dirname "$0")/ab_common.sh"
+one_run() {
+	out=$("$2" refscale --repeats "$repeats" --ms "$ms" 2>&1)
+	ratio=$(printf '%s\n' "$out" | grep '^ratio treercu/liburcu memb')
+	qsbr=$(printf '%s\n' "$out" | grep '^| 1 .*treercu qsbr' | tr -s ' ')
+	task=$(printf '%s\n' "$out" | grep '^ratio treercu task' || true)
+	load=$(printf '%s\n' "$out" | grep -o 'load average [0-9. ]*' || true)
+	echo "$1: $ratio | qsbr $qsbr | $load${task:+ | $task}"
+}
+ab_machine
+ab_each "$rounds" "$a" "$b" one_run

@@ -12,18 +12,15 @@
 set -eu
 a=$1 b=$2 rounds=${3:-3} callers=${4:-1} readers=${5:-0} repeats=${6:-}
 if [ -n "$repeats" ]; then len="--repeats $repeats --duration 0.3"; else len=--quick; fi
-echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC')"
-i=0
-while [ "$i" -lt "$rounds" ]; do
-	for side in A B; do
-		if [ "$side" = A ]; then bin=$a; else bin=$b; fi
-		# shellcheck disable=SC2086
-		out=$("$bin" scale $len --readers "$readers" --callers "$callers" \
-		      --peers treercu,memb --no-callbacks 2>&1)
-		row=$(printf '%s\n' "$out" | grep '^| treercu ' | tr -s ' ')
-		peer=$(printf '%s\n' "$out" | grep '^| liburcu memb ' | tr -s ' ')
-		load=$(printf '%s\n' "$out" | grep -o 'load average [0-9. ]*' || true)
-		echo "$side: $row $peer $load"
-	done
-	i=$((i + 1))
-done
+. "$(dirname "$0")/ab_common.sh"
+one_run() {
+	# shellcheck disable=SC2086
+	out=$("$2" scale $len --readers "$readers" --callers "$callers" \
+	      --peers treercu,memb --no-callbacks 2>&1)
+	row=$(printf '%s\n' "$out" | grep '^| treercu ' | tr -s ' ')
+	peer=$(printf '%s\n' "$out" | grep '^| liburcu memb ' | tr -s ' ')
+	load=$(printf '%s\n' "$out" | grep -o 'load average [0-9. ]*' || true)
+	echo "$1: $row $peer $load"
+}
+ab_machine
+ab_each "$rounds" "$a" "$b" one_run

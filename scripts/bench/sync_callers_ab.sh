@@ -10,7 +10,7 @@ set -eu
 a=$1 b=$2 rounds=${3:-20} secs=${4:-0.2} callers=${5:-8}
 . "$(dirname "$0")/ab_common.sh"
 ab_build "$(dirname "$0")/sync_callers.c" sync_callers_bench "$a" "$b"
-echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC'); $callers callers, $secs s"
+ab_machine "$callers callers, $secs s"
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 ab_alternate "$rounds" "$tmp" "$a" "$b" sync_callers_bench "$secs" "$callers"

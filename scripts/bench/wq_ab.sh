@@ -8,22 +8,19 @@
 #   usage: scripts/bench/wq_ab.sh A/treercu B/treercu [ROUNDS]
 set -eu
 a=$1 b=$2 rounds=${3:-5}
-echo "machine: $(nproc) CPUs, $(uname -m), $(date -u '+%Y-%m-%d %H:%M UTC')"
+. "$(dirname "$0")/ab_common.sh"
+one_run() {
+	# Table rows: | scope | under lock | spread | deferred | spread | gain |
+	"$2" wq --quick 2>&1 |
+		awk -F'|' -v s="$1" 'NF == 8 && $5 ~ /^ *[0-9]+ *$/ {
+			gsub(/ /, "", $2); gsub(/ /, "", $5); print s, $2, $5 }' >>"$tmp"
+	printf '%s:' "$1"
+	awk -v s="$1" '$1 == s { v[$2] = $3 } END { for (k in v) printf " %s %s", k, v[k]; print "" }' "$tmp"
+}
+ab_machine
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-i=0
-while [ "$i" -lt "$rounds" ]; do
-	for side in A B; do
-		if [ "$side" = A ]; then bin=$a; else bin=$b; fi
-		# Table rows: | scope | under lock | spread | deferred | spread | gain |
-		"$bin" wq --quick 2>&1 |
-			awk -F'|' -v s="$side" 'NF == 8 && $5 ~ /^ *[0-9]+ *$/ {
-				gsub(/ /, "", $2); gsub(/ /, "", $5); print s, $2, $5 }' >>"$tmp"
-		printf '%s:' "$side"
-		awk -v s="$side" '$1 == s { v[$2] = $3 } END { for (k in v) printf " %s %s", k, v[k]; print "" }' "$tmp"
-	done
-	i=$((i + 1))
-done
+ab_each "$rounds" "$a" "$b" one_run
 echo "scope        A median   A spread   B median   B spread   B/A"
 for scope in cpu smt cache_shard cache numa system; do
 	for side in A B; do
