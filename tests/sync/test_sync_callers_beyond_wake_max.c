@@ -8,8 +8,8 @@
  *   just after the first one's pass);
  * - the default sr_wake_max with more callers than it (80): a server with
  *   that many threads calling synchronize_rcu() at once.
- * Afterwards no pass is still counted as pending and no waiter is left on
- * the list.  A hang (a waiter left behind a done tail whose pass never
+ * Afterwards the count of pending passes is not below zero and the newest
+ * list entry is no waiter's.  A hang (a waiter left behind a done tail whose pass never
  * runs) fails through the alarm.
  */
 #include <pthread.h>
@@ -42,8 +42,8 @@ static void *looper(void *arg)
 	return NULL;
 }
 
-/* Every caller returned: no waiter is linked behind the newest wait head,
- * and the pending-pass count never went below zero. */
+/* Every caller returned: the pending-pass count is not below zero, and the
+ * newest list entry is a wait head (or none), not a waiter's node. */
 static void check_list_settled(void)
 {
 	struct sync_list_peek p;
