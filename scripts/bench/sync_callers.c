@@ -21,7 +21,7 @@
 
 #include <treercu/rcu.h>
 
-#define MAX_CALLERS 64
+#define MAX_CALLERS 512
 #define MAX_CALLS (1L << 20)
 
 static long *lat[MAX_CALLERS], nlat[MAX_CALLERS];
