@@ -214,6 +214,26 @@ static struct task_blkd *blkd_slot(int slot)
 	return c ? atomic_load_explicit(&c[slot % SLOT_CHUNK], memory_order_acquire) : NULL;
 }
 
+/*
+ * Publish a higher blkd_hwm.  seq_cst: before this worker's first count
+ * (T1); the GP reads it after its fence.  The first list of the process
+ * (0 to nonzero) is published under ofl_lock, which every GP init holds
+ * around its promotion pass: an init that reads 0 there needs no T1 fence,
+ * since the first count on any list comes after this unlock and so after
+ * that init's gp_seq store, which it then reads (T1 in docs/design.md).
+ * An idle GP of a program without task readers spares the fence.
+ */
+static void blkd_hwm_raise(int hwm)
+{
+	if (atomic_load_explicit(&blkd_hwm, memory_order_relaxed)) {
+		atomic_store_explicit(&blkd_hwm, hwm, memory_order_seq_cst);
+		return;
+	}
+	pthread_mutex_lock(&rcu_state.ofl_lock);
+	atomic_store_explicit(&blkd_hwm, hwm, memory_order_seq_cst);
+	pthread_mutex_unlock(&rcu_state.ofl_lock);
+}
+
 /* The calling worker's list, allocated at its first blocked switch-out. */
 static struct task_blkd *blkd_get(int slot)
 {
@@ -242,10 +262,8 @@ static struct task_blkd *blkd_get(int slot)
 		/* Release: initialised before published (blkd_slot()). */
 		atomic_store_explicit(&blkd_chunks[slot / SLOT_CHUNK][slot % SLOT_CHUNK], b,
 				      memory_order_release);
-		/* seq_cst: before this worker's first count (T1); the GP reads
-		 * it after its fence. */
 		if (atomic_load_explicit(&blkd_hwm, memory_order_relaxed) < slot + 1)
-			atomic_store_explicit(&blkd_hwm, slot + 1, memory_order_seq_cst);
+			blkd_hwm_raise(slot + 1);
 	}
 	pthread_mutex_unlock(&blkd_alloc_lock);
 	return b;
@@ -434,10 +452,15 @@ void rcu_task_promote_locked(struct rcu_tree *tree)
 
 	if (rcu_task_test_promote_hook)
 		rcu_task_test_promote_hook();
+	/* No worker list yet: published under the ofl_lock we hold
+	 * (blkd_hwm_raise()), so no task can be counted on one before this
+	 * init's gp_seq store is visible to it. */
+	if (!atomic_load_explicit(&blkd_hwm, memory_order_relaxed))
+		return;
 	/* T1: pairs with the seq_cst RMW + load in enqueue_worker(). */
 	atomic_thread_fence(memory_order_seq_cst);
 	hwm = atomic_load_explicit(&blkd_hwm, memory_order_relaxed);
-	if (!hwm || atomic_load_explicit(&rcu_task_test_skip_promotion, memory_order_relaxed))
+	if (atomic_load_explicit(&rcu_task_test_skip_promotion, memory_order_relaxed))
 		return;
 	for (int s = 0; s < hwm; s++) {
 		struct task_blkd *b = blkd_slot(s);
