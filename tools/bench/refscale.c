@@ -4,7 +4,12 @@
  * treercu default and QSBR threads and task readers, liburcu
  * memb/qsbr/mb/bp, ck_epoch's begin/end), 1 and 2 readers, in the same run.  Every peer runs the same
  * loop shape (REFSCALE_LOOP in common.h), with its read side inlined;
- * repeats are interleaved and summarised by their median.
+ * repeats are interleaved and summarised by their median.  With a QSBR
+ * peer selected, an "empty loop" row runs the same loop with nothing in
+ * it: both QSBR read sides compile to no instructions, so their rows
+ * measure the loop, a quiescent state per REFSCALE_BATCH pairs and where
+ * the compiler placed the loop, and the empty row says how much of that
+ * is the loop alone.
  */
 #include <math.h>
 #include <pthread.h>
@@ -19,12 +24,35 @@
 
 #define MAX_READERS 2
 #define MAX_REPS 101
+#define RS_EMPTY PEER_MAX                       /* the empty loop's variant */
+#define RS_N (PEER_MAX + 1)
 
 struct rs_ctx {
-	unsigned long nbatch[PEER_MAX];             /* batches per reader per run */
-	int idx[PEER_MAX], n;                       /* the selected peers */
-	double ns[MAX_READERS][PEER_MAX][MAX_REPS]; /* mean over readers, per run */
+	unsigned long nbatch[RS_N];                 /* batches per reader per run */
+	int idx[RS_N], n;                           /* the selected peers */
+	double ns[MAX_READERS][RS_N][MAX_REPS];     /* mean over readers, per run */
 };
+
+static void rs_nothing(void)
+{
+}
+
+static __attribute__((noinline)) void rs_empty_loop(unsigned long nbatch)
+{
+	REFSCALE_LOOP(nbatch, (void)0, (void)0, (void)0);
+}
+
+/* The harness alone: refscale only calls these three. */
+static const struct peer_ops rs_empty = {
+	.name = "empty loop", .id = "empty",
+	.thread_register = rs_nothing, .thread_unregister = rs_nothing,
+	.refscale_loop = rs_empty_loop,
+};
+
+static const struct peer_ops *rs_peer(int i)
+{
+	return i == RS_EMPTY ? &rs_empty : peer_get(i);
+}
 
 struct rs_reader {
 	const struct peer_ops *p;
@@ -77,7 +105,7 @@ static void rs_variant(int v, int rep, void *arg)
 	struct rs_ctx *c = arg;
 	int readers = v / c->n + 1, i = c->idx[v % c->n];
 
-	c->ns[readers - 1][i][rep] = rs_run(peer_get(i), readers, c->nbatch[i]);
+	c->ns[readers - 1][i][rep] = rs_run(rs_peer(i), readers, c->nbatch[i]);
 }
 
 /* Batches per run so that one reader of peer p runs for about target_ms. */
@@ -110,7 +138,7 @@ static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscal
 		"vs treercu",
 	};
 	static const int w[] = { 7, 12, 14, 6, 6, 6, 15, 10 };
-	bool ran[PEER_MAX] = { false };
+	bool ran[RS_N] = { false };
 	struct table t;
 
 	for (int v = 0; v < c->n; v++)
@@ -118,7 +146,7 @@ static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscal
 	tab_start(&t, 8, cols, w);
 	json_arr(j, "results");
 	for (int k = 0; k < MAX_READERS; k++) {
-		struct summary s[PEER_MAX];
+		struct summary s[RS_N];
 
 		memset(s, 0, sizeof(s));
 		for (int v = 0; v < c->n; v++)
@@ -128,7 +156,7 @@ static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscal
 			double rm = rs_ratio(s, i, PEER_LU_MEMB, ran), rt = rs_ratio(s, i, PEER_TREERCU, ran);
 
 			tab_cell(&t, "%d", k + 1);
-			tab_cell(&t, "%s", peer_get(i)->name);
+			tab_cell(&t, "%s", rs_peer(i)->name);
 			tab_cell(&t, "%.3f", s[i].median);
 			tab_cell(&t, "%.3f", s[i].min);
 			tab_cell(&t, "%.3f", s[i].max);
@@ -137,7 +165,7 @@ static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscal
 			rs_ratio_cell(&t, rt);
 			json_obj(j, NULL);
 			json_int(j, "readers", k + 1);
-			json_str(j, "variant", peer_get(i)->name);
+			json_str(j, "variant", rs_peer(i)->name);
 			json_summary(j, "ns_per_pair", &s[i]);
 			if (!isnan(rm))
 				json_num(j, "ratio_vs_liburcu_memb", rm);
@@ -152,6 +180,7 @@ static void rs_report(struct rs_ctx *c, int reps, struct json *j, struct refscal
 		res->qsbr_ns[k] = res->ns[PEER_LU_QSBR][k];
 		res->trcu_qsbr_ns[k] = res->ns[PEER_TREERCU_QSBR][k];
 		res->trcu_task_ns[k] = res->ns[PEER_TREERCU_TASK][k];
+		res->empty_ns[k] = ran[RS_EMPTY] ? s[RS_EMPTY].median : NAN;
 	}
 	json_end(j, ']');
 }
@@ -185,8 +214,10 @@ int refscale_main(struct tool_opts *o, struct refscale_result *res)
 	if (!c || json_open(&j, o, "refscale"))
 		return 1;
 	c->n = peer_list(sel, c->idx);
+	if (sel[PEER_TREERCU_QSBR] || sel[PEER_LU_QSBR])
+		c->idx[c->n++] = RS_EMPTY;
 	for (int v = 0; v < c->n; v++)
-		c->nbatch[c->idx[v]] = rs_calibrate(peer_get(c->idx[v]), ms);
+		c->nbatch[c->idx[v]] = rs_calibrate(rs_peer(c->idx[v]), ms);
 	printf("\nrefscale: ns per read-side lock/unlock pair; %ld interleaved repeats, "
 	       "pairs per reader per run calibrated per peer to ~%.0f ms (treercu: %lu)\n",
 	       reps, ms, c->nbatch[PEER_TREERCU] * REFSCALE_BATCH);
@@ -197,14 +228,21 @@ int refscale_main(struct tool_opts *o, struct refscale_result *res)
 	json_int(&j, "repeats", reps);
 	json_int(&j, "pairs_per_run", (long long)(c->nbatch[PEER_TREERCU] * REFSCALE_BATCH));
 	rs_report(c, (int)reps, &j, res);
-	printf("ratio treercu/liburcu memb: %.2fx (1 reader), %.2fx (2 readers); "
-	       "spread = (max-min)/median over repeats; a QSBR peer reports a quiescent "
-	       "state once per %d pairs\n",
-	       res->trcu_ns[0] / res->memb_ns[0], res->trcu_ns[1] / res->memb_ns[1],
-	       REFSCALE_BATCH);
+	if (!isnan(res->trcu_ns[0]) && !isnan(res->memb_ns[0]))
+		printf("ratio treercu/liburcu memb: %.2fx (1 reader), %.2fx (2 readers)\n",
+		       res->trcu_ns[0] / res->memb_ns[0], res->trcu_ns[1] / res->memb_ns[1]);
+	printf("spread = (max-min)/median over repeats; a QSBR peer reports a quiescent "
+	       "state once per %d pairs\n", REFSCALE_BATCH);
 	if (!isnan(res->trcu_task_ns[0]) && !isnan(res->trcu_ns[0]))
 		printf("ratio treercu task/treercu thread: %.2fx (1 reader), %.2fx (2 readers)\n",
 		       res->trcu_task_ns[0] / res->trcu_ns[0], res->trcu_task_ns[1] / res->trcu_ns[1]);
+	if (!isnan(res->empty_ns[0]))
+		printf("empty loop: %.3f ns/pair (1 reader); both QSBR read sides compile to no "
+		       "instructions, so their rows are this loop plus a quiescent state per %d "
+		       "pairs: treercu qsbr %+.3f ns, liburcu qsbr %+.3f ns from it\n",
+		       res->empty_ns[0], REFSCALE_BATCH,
+		       res->ns[PEER_TREERCU_QSBR][0] - res->empty_ns[0],
+		       res->ns[PEER_LU_QSBR][0] - res->empty_ns[0]);
 	rc = json_close(&j) ? 1 : 0;
 	free(c);
 	return rc;

@@ -15,6 +15,7 @@ struct refscale_result {
 	double trcu_ns[2], memb_ns[2], qsbr_ns[2], trcu_qsbr_ns[2]; /* [readers-1] */
 	double trcu_task_ns[2];   /* task readers (trcu_task_read_lock(t)) */
 	double ns[PEER_MAX][2];   /* [peer (peers.h)][readers-1]; NAN: not run */
+	double empty_ns[2];       /* the loop with an empty pair; NAN: not run */
 };
 /* top_pct: the busiest caller's share of the calls (fair: 100 / callers). */
 struct scale_point { double p50, p99, max, calls_s, reads_s, top_pct; };
