@@ -59,6 +59,26 @@ static bool nocb_stuck(long stuck_ns)
 }
 
 /*
+ * An rcu_barrier() caller while the exit drain waits for barrier_mutex:
+ * wait until it has had it.  Without this, a thread calling rcu_barrier()
+ * back to back takes the mutex again each time before the exit drain's
+ * trylock looks, and exit never ends (the drain sees grace periods end,
+ * so it does not give up either).  Relaxed: a hint; a caller that missed
+ * the flag is at most one more holder the drain waits for.  Returns false
+ * when the drain gave up and abandoned the barrier (return at once, as
+ * every rcu_barrier() then does).
+ */
+static bool rcu_barrier_yield_to_exit(void)
+{
+	while (atomic_load_explicit(&nocb.barrier_exit_waiting, memory_order_relaxed)) {
+		if (atomic_load_explicit(&nocb.barrier_abandoned, memory_order_relaxed))
+			return false;
+		sys_sleep_ns(100000L);
+	}
+	return true;
+}
+
+/*
  * The barrier proper; the caller is quiescent (rcu_barrier_wait()).
  * Returns false if `stuck_ns` >= 0 and neither a grace period ended nor a
  * callback ran for that long: the barrier is then left in flight, its
@@ -88,10 +108,13 @@ static bool rcu_barrier_wait(long stuck_ns)
 	if (atomic_load_explicit(&nocb.barrier_abandoned, memory_order_relaxed))
 		return true;
 	if (stuck_ns < 0) {
+		if (!rcu_barrier_yield_to_exit())
+			return true;
 		pthread_mutex_lock(&nocb.barrier_mutex);
 	} else {
 		/* Bounded: another thread's rcu_barrier() may hold the mutex
-		 * behind the same stuck reader. */
+		 * behind the same stuck reader.  barrier_exit_waiting keeps
+		 * new ones away meanwhile, so the holder is the last. */
 		while (pthread_mutex_trylock(&nocb.barrier_mutex)) {
 			if (nocb_stuck(stuck_ns))
 				return false;
@@ -226,27 +249,43 @@ bool rcu_nocb_self(void)
 }
 
 /*
- * Run what is queued, as rcu_nocb_shutdown() does (callbacks may queue
- * more), but give up once neither a grace period ended nor a callback ran
- * for stuck_ns: a reader stuck in a section would otherwise hang exit.
+ * Run what is queued, as rcu_nocb_shutdown() does, bounded twice:
+ * - STUCK once neither a grace period ended nor a callback ran for
+ *   stuck_ns (a reader stuck in a section would otherwise hang exit);
+ * - BUSY once callbacks are still pending stuck_ns after the first barrier
+ *   ended (*settle_ns, set then if 0).  That barrier ran every callback
+ *   queued before exit; later rounds run what those queued, while other
+ *   threads of the program may keep queueing for ever.
  * The offload threads keep running either way (the process is ending).
- * The caller is quiescent.  Returns whether everything ran.
+ * The caller is quiescent.
  */
-bool rcu_nocb_exit_drain(long stuck_ns)
+enum rcu_exit_drain rcu_nocb_exit_drain(long stuck_ns, long *settle_ns)
 {
+	enum rcu_exit_drain ret = RCU_EXIT_BUSY;
+
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
-		return true;
+		return RCU_EXIT_DRAINED;
 	nocb_progress_reset();
+	atomic_store_explicit(&nocb.barrier_exit_waiting, true, memory_order_relaxed);
 	for (int i = 0; i < 100; i++) {
 		struct trcu_stats st = { 0 };
 
-		if (!rcu_barrier_wait(stuck_ns))
-			return false;
+		if (!rcu_barrier_wait(stuck_ns)) {
+			ret = RCU_EXIT_STUCK;
+			break;
+		}
+		if (!*settle_ns)
+			*settle_ns = sys_now_ns() + stuck_ns;
 		rcu_nocb_stats(&st);
-		if (!st.cbs_pending)
-			return true;
+		if (!st.cbs_pending) {
+			ret = RCU_EXIT_DRAINED;
+			break;
+		}
+		if (sys_now_ns() >= *settle_ns)
+			break;
 	}
-	return false;
+	atomic_store_explicit(&nocb.barrier_exit_waiting, false, memory_order_relaxed);
+	return ret;
 }
 
 /* One line on stderr: how many callbacks and rcu_free() pointers (frees,

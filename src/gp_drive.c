@@ -202,6 +202,7 @@ static void *rcu_gp_kthread(void *arg)
 	struct rcu_thread *r = &rcu_thread_tls;
 	struct rcu_async_wait aw = { 0, 0 };
 
+	rcu_kthread_enter();
 	pthread_setname_np(pthread_self(), "trcu_gp");
 	/* The library's threads never act on a cancellation (internal.h). */
 	sys_cancel_disable();

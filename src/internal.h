@@ -497,6 +497,7 @@ bool rcu_thread_registered(const struct rcu_thread *t);
 unsigned int rcu_section_depth(void);            /* caller's explicit sections */
 void rcu_emerg_readers_wait(bool fenced);               /* GP: wait out emergency sections */
 int rcu_kthread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+void rcu_kthread_enter(void);   /* first in each such thread's function */
 void rcu_thread_init(void);
 void rcu_check_blocking_allowed(const char *what);
 int rcu_enter_gp_wait(struct rcu_thread *t);

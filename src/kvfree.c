@@ -208,6 +208,7 @@ bool kvfree_idle(void)
 static void *kvfree_drain_kthread(void *arg)
 {
 	(void)arg;
+	rcu_kthread_enter();
 	pthread_setname_np(pthread_self(), "trcu_kvfree");
 	sys_cancel_disable();
 	for (;;) {

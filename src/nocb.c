@@ -486,6 +486,7 @@ static void *rcu_nocb_kthread(void *arg)
 	struct nocb_pass p;
 	long left;
 
+	rcu_kthread_enter();
 	pthread_setname_np(pthread_self(), "trcu_nocb");
 	/* A callback that cancels its own thread (or hits a cancellation
 	 * point after someone did) must not end it (internal.h). */

@@ -17,7 +17,13 @@ void rcu_nocb_shutdown(void);
 void rcu_barrier_cbs(void);                      /* every callback queued before it ran */
 void rcu_nocb_stats(struct trcu_stats *st);
 bool rcu_nocb_self(void);                        /* the caller is an offload thread */
-bool rcu_nocb_exit_drain(long stuck_ns);         /* bounded: process exit */
+/* How the exit drain ended (rcu_nocb_exit_drain()). */
+enum rcu_exit_drain {
+	RCU_EXIT_DRAINED,   /* nothing pending */
+	RCU_EXIT_STUCK,     /* no GP ended and no callback ran for stuck_ns */
+	RCU_EXIT_BUSY,      /* still pending after the settling time */
+};
+enum rcu_exit_drain rcu_nocb_exit_drain(long stuck_ns, long *settle_ns);  /* process exit */
 void rcu_nocb_exit_report(const char *why, long frees);   /* what exit leaves behind */
 void rcu_nocb_stall_info(long *pending, long *gave_up);
 

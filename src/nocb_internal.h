@@ -78,6 +78,9 @@ struct nocb_state {
 	/* The exit drain gave up (rcu_nocb_exit_drain()): it keeps
 	 * barrier_mutex, and rcu_barrier() returns at once from then on. */
 	_Atomic bool barrier_abandoned;
+	/* The exit drain waits for barrier_mutex: rcu_barrier() callers let
+	 * it have the mutex next (rcu_barrier_wait()). */
+	_Atomic bool barrier_exit_waiting;
 	pthread_key_t exit_key;
 	bool key_created;           /* exit_key exists (created once, under lock) */
 

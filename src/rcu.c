@@ -47,8 +47,11 @@ static bool rcu_read_side_fenced(void)
  * never waits for a reader: when the exiting thread itself is inside a
  * read-side section or is running a callback, nothing can be waited for;
  * when neither a grace period ends nor a callback runs for exit_wait_ms (a
- * reader stuck in a section), the rest is skipped.  Either way one line on
- * stderr says how many were skipped, and the exit status is untouched.
+ * reader stuck in a section), the rest is skipped.  Nor for the program's
+ * other threads: what they keep queueing after exit() began gets
+ * exit_wait_ms after the first barrier (which ran everything queued
+ * before), then is skipped.  Either way one line on stderr says how many
+ * were skipped and why, and the exit status is untouched.
  * Nothing is stopped or joined: the process is ending, and a join could
  * wait for a reader.  An explicit trcu_shutdown() does the full job.
  */
@@ -62,23 +65,32 @@ static long rcu_frees_pending(void)
 }
 
 /* Seal the partly filled rcu_free() blocks and run every callback, again
- * while callbacks fill new blocks; bounded as rcu_nocb_exit_drain(). */
-static bool rcu_exit_drain(long stuck_ns)
+ * while callbacks fill new blocks; bounded as rcu_nocb_exit_drain(), whose
+ * settling time runs across the rounds. */
+static enum rcu_exit_drain rcu_exit_drain(long stuck_ns)
 {
+	long settle_ns = 0;
+
 	for (int i = 0; i < 100; i++) {
+		enum rcu_exit_drain ret;
+
 		kvfree_drain_all();
-		if (!rcu_nocb_exit_drain(stuck_ns))
-			return false;
+		ret = rcu_nocb_exit_drain(stuck_ns, &settle_ns);
+		if (ret != RCU_EXIT_DRAINED)
+			return ret;
 		if (kvfree_idle())
-			return true;
+			return RCU_EXIT_DRAINED;
+		if (settle_ns && sys_now_ns() >= settle_ns)
+			return RCU_EXIT_BUSY;
 	}
-	return false;
+	return RCU_EXIT_BUSY;
 }
 
 static void rcu_exit_handler(void)
 {
 	struct rcu_thread *r = rcu_thread_self();
 	bool registered;
+	char why[192];
 	int was;
 
 	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
@@ -97,12 +109,20 @@ static void rcu_exit_handler(void)
 	 * thread returning from main() would hold up the grace periods. */
 	registered = rcu_thread_registered(r);
 	was = registered ? rcu_enter_gp_wait(r) : 0;
-	if (!rcu_exit_drain(TUN(exit_wait_ms) * 1000000L)) {
-		char why[128];
-
+	switch (rcu_exit_drain(TUN(exit_wait_ms) * 1000000L)) {
+	case RCU_EXIT_DRAINED:
+		break;
+	case RCU_EXIT_STUCK:
 		snprintf(why, sizeof(why), "no grace period ended for %ld ms (a reader stuck in "
 			 "a read-side critical section?)", TUN(exit_wait_ms));
 		rcu_nocb_exit_report(why, rcu_frees_pending());
+		break;
+	case RCU_EXIT_BUSY:
+		snprintf(why, sizeof(why), "still pending %ld ms after every one queued before "
+			 "exit() had run (other threads or callbacks kept queueing)",
+			 TUN(exit_wait_ms));
+		rcu_nocb_exit_report(why, rcu_frees_pending());
+		break;
 	}
 	if (registered)
 		rcu_exit_gp_wait(r, was);
@@ -173,6 +193,11 @@ static void __trcu_shutdown(void)
 {
 	struct rcu_thread *r = rcu_thread_self();
 
+	/* Named here: the waits below would name rcu_barrier() or
+	 * rcu_unregister_thread() instead. */
+	rcu_check_blocking_allowed("trcu_shutdown()");
+	if (rcu_nocb_self())
+		sys_die("trcu_shutdown() called from an RCU callback: it would wait for itself");
 	rcu_init();
 	if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 		return;

@@ -117,14 +117,18 @@ void sys_futex_wake(_Atomic uint32_t *addr, int n)
 }
 
 /* Writes are cancellation points: a warning from inside the library must
- * not end its thread halfway through a library call (internal.h). */
+ * not end its thread halfway through a library call (internal.h).  One
+ * line per report, whole: stderr's lock is held across its three writes,
+ * so reports from several threads at once do not mix. */
 static void sys_vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	int cs = sys_cancel_disable();
 
+	flockfile(stderr);
 	fputs(prefix, stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 	sys_cancel_restore(cs);
 }
 

@@ -291,6 +291,16 @@ int rcu_kthread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 	return err;
 }
 
+/* True on the library's own threads: the only user code they run is
+ * callbacks (on the offload threads). */
+static __thread bool rcu_kthread_self;
+
+/* First thing each of the library's threads does (rcu_kthread_create()). */
+void rcu_kthread_enter(void)
+{
+	rcu_kthread_self = true;
+}
+
 void rcu_thread_init(void)
 {
 	if (pthread_key_create(&thread_exit_key, thread_exit_destructor))
@@ -625,6 +635,13 @@ void trcu_thread_qsbr(void)
 {
 	struct rcu_thread *t = &rcu_thread_tls;
 
+	/* One of the library's threads (an offload thread running a
+	 * callback) made an online QSBR thread would never pass a quiescent
+	 * state again: every later grace period would wait for it
+	 * (trcu_thread_offline() there is refused as not QSBR). */
+	if (rcu_kthread_self)
+		sys_die("trcu_thread_qsbr() called from an RCU callback: the library's "
+			"callback thread would hold up every grace period");
 	if (trcu_register_thread())
 		sys_die("rcu_thread_qsbr(): cannot register thread: out of memory");
 	if (t->qsbr) {

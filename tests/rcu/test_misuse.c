@@ -147,6 +147,44 @@ static void barrier_from_callback(void)
 		pause();   /* the offload thread aborts the process */
 }
 
+static void qsbr_cb(struct rcu_head *rh)
+{
+	(void)rh;
+	trcu_thread_qsbr();
+}
+
+static void qsbr_from_callback(void)
+{
+	static struct rcu_head h;
+
+	call_rcu(&h, qsbr_cb);
+	synchronize_rcu();
+	for (;;)
+		pause();   /* the offload thread aborts the process */
+}
+
+static void shutdown_in_section(void)
+{
+	rcu_read_lock();
+	trcu_shutdown();
+}
+
+static void shutdown_cb(struct rcu_head *rh)
+{
+	(void)rh;
+	trcu_shutdown();
+}
+
+static void shutdown_from_callback(void)
+{
+	static struct rcu_head h;
+
+	call_rcu(&h, shutdown_cb);
+	synchronize_rcu();
+	for (;;)
+		pause();   /* the offload thread aborts the process */
+}
+
 int main(void)
 {
 	expect_death(sync_in_section,
@@ -179,6 +217,10 @@ int main(void)
 	expect_death(null_head, "call_rcu(): NULL rcu_head");
 	expect_message(null_func, "NULL callback function: callback not queued");
 	expect_death(barrier_from_callback, "rcu_barrier() called from an RCU callback");
+	expect_death(qsbr_from_callback, "trcu_thread_qsbr() called from an RCU callback");
+	expect_death(shutdown_in_section,
+		     "trcu_shutdown() called inside an RCU read-side critical section");
+	expect_death(shutdown_from_callback, "trcu_shutdown() called from an RCU callback");
 	expect_message(exit_in_section, "exited inside an RCU read-side critical section");
 	printf("test_misuse: OK\n");
 	return 0;
