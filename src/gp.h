@@ -85,6 +85,7 @@ bool rcu_gp_acquire_driver(bool takeover);
 bool rcu_gp_queue_driver(void);
 void rcu_gp_kthread_wake(void);
 bool rcu_gp_kthread_started(void);
+bool rcu_gp_kthread_missing(void);   /* its last start failed */
 void rcu_gp_kthread_stop(void);
 void rcu_gp_kthread_fork_prepare(void);
 void rcu_gp_kthread_fork_parent(void);

@@ -277,6 +277,9 @@ static void *rcu_gp_kthread(void *arg)
 static pthread_t gp_kthread;
 static pthread_mutex_t gp_kthread_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool gp_kthread_started;
+/* The last start failed (out of memory, thread limit): the next wake tries
+ * again, and synchronize_rcu() callers drive meanwhile (rcu_sr_caller_may_drive()). */
+static _Atomic bool gp_kthread_start_failed;
 
 bool rcu_gp_kthread_started(void)
 {
@@ -284,15 +287,37 @@ bool rcu_gp_kthread_started(void)
 	return atomic_load_explicit(&gp_kthread_started, memory_order_acquire);
 }
 
+bool rcu_gp_kthread_missing(void)
+{
+	/* Relaxed: a hint; a caller that misses it waits and looks again. */
+	return atomic_load_explicit(&gp_kthread_start_failed, memory_order_relaxed);
+}
+
+/*
+ * Start it, or (out of memory, thread limit) say so once per failing
+ * spell and leave it to the next wake: call_rcu() and start_poll never
+ * abort for it, and grace periods still end, driven by synchronize_rcu()
+ * callers and the offload threads.
+ */
 static void rcu_gp_kthread_start(void)
 {
+	int err;
+
 	pthread_mutex_lock(&gp_kthread_start_lock);
 	if (!atomic_load_explicit(&gp_kthread_started, memory_order_relaxed)) {
-		if (rcu_kthread_create(&gp_kthread, rcu_gp_kthread, NULL))
-			sys_die("cannot start the GP kthread: %s", strerror(errno));
-		/* Release pairs with the acquire in rcu_gp_kthread_started():
-		 * the handle is set before the flag (rcu_gp_kthread_stop()). */
-		atomic_store_explicit(&gp_kthread_started, true, memory_order_release);
+		err = rcu_kthread_create(&gp_kthread, rcu_gp_kthread, NULL);
+		if (err) {
+			if (!atomic_exchange_explicit(&gp_kthread_start_failed, true,
+						      memory_order_relaxed))
+				sys_warn("cannot start the GP kthread (%s): tried again at the next "
+					 "request; synchronize_rcu() callers drive their grace periods "
+					 "meanwhile", strerror(err));
+		} else {
+			atomic_store_explicit(&gp_kthread_start_failed, false, memory_order_relaxed);
+			/* Release pairs with the acquire in rcu_gp_kthread_started():
+			 * the handle is set before the flag (rcu_gp_kthread_stop()). */
+			atomic_store_explicit(&gp_kthread_started, true, memory_order_release);
+		}
 	}
 	pthread_mutex_unlock(&gp_kthread_start_lock);
 }
@@ -313,6 +338,7 @@ void rcu_gp_kthread_fork_child(void)
 {
 	pthread_mutex_init(&gp_kthread_start_lock, NULL);
 	atomic_store_explicit(&gp_kthread_started, false, memory_order_relaxed);
+	atomic_store_explicit(&gp_kthread_start_failed, false, memory_order_relaxed);
 }
 
 /*

@@ -54,6 +54,9 @@ static bool rcu_sr_caller_may_drive(bool *takeover)
 	long n = atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed);
 
 	*takeover = n <= 1;
+	/* No GP kthread (its start failed): nobody else would drive. */
+	if (TRCU_UNLIKELY(rcu_gp_kthread_missing()))
+		return true;
 	return TUN(drive_from_caller) && n <= TUN(sr_drive_max);
 }
 
