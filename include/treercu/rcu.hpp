@@ -121,8 +121,14 @@ namespace detail {
 
 // The callback head inside every rcu_obj_base, as a private base: the
 // callback gets back to the object with static_casts, where offsetof would
-// need T to be standard-layout.
-struct retire_head : trcu_head {};
+// need T to be standard-layout.  The trcu_head is a member (first and only:
+// the two are pointer-interconvertible), not a base, and every name here
+// and in rcu_obj_base's private part is prefixed: a base's names are found
+// by name lookup in T even when private, so `next` or `invoke` would make
+// T's own or its other bases' members of that name ambiguous.
+struct retire_head {
+	trcu_head trcu_retire_head_;
+};
 
 // Runs a deleter after its grace period; one for each rcu_retire() call.
 template <class T, class D>
@@ -165,11 +171,12 @@ public:
 		static_assert(std::is_invocable_v<D&, T*>,
 			      "rcu_obj_base<T, D>: D must be callable with a T*");
 		static_cast<void>(dom);
-		deleter_ = std::move(d);
-		// trcu_call_rcu()'s enqueue publishes the object (deleter_
-		// included) to the offload thread that runs invoke(); the
+		trcu_retire_deleter_ = std::move(d);
+		// trcu_call_rcu()'s enqueue publishes the object (the deleter
+		// included) to the offload thread that runs the invoker; the
 		// grace period orders every region that could see x before it.
-		trcu_call_rcu(static_cast<detail::retire_head*>(this), &invoke);
+		trcu_call_rcu(&static_cast<detail::retire_head*>(this)->trcu_retire_head_,
+			      &trcu_retire_invoke_);
 	}
 
 protected:
@@ -181,15 +188,18 @@ protected:
 	~rcu_obj_base() = default;
 
 private:
-	// Static_cast, not reinterpret_cast: a virtual base would not compile.
-	static void invoke(trcu_head* h) noexcept
+	// Static_cast from the head's holder, not reinterpret_cast to the
+	// object: a virtual base would not compile.  The head is its holder's
+	// first and only member (pointer-interconvertible).
+	static void trcu_retire_invoke_(trcu_head* h) noexcept
 	{
-		rcu_obj_base* self = static_cast<rcu_obj_base*>(static_cast<detail::retire_head*>(h));
+		rcu_obj_base* self = static_cast<rcu_obj_base*>(
+			reinterpret_cast<detail::retire_head*>(h));
 
-		self->deleter_(static_cast<T*>(self));
+		self->trcu_retire_deleter_(static_cast<T*>(self));
 	}
 
-	D deleter_;
+	D trcu_retire_deleter_;
 };
 
 /*

@@ -486,6 +486,45 @@ static void readers_and_retirers()
 		delete slots[i].load();
 }
 
+// rcu_obj_base adds no name a derived class can trip on: a class with
+// another base whose members are called next, func, invoke and deleter_
+// (an intrusive list link, a callable) uses them unqualified.  With the
+// head as a base of rcu_obj_base, `next` here was ambiguous (g++: "reference
+// to 'next' is ambiguous") and did not compile.
+struct link_base {
+	link_base* next = nullptr;
+	int func() const { return 1; }
+	int invoke() const { return 2; }
+	int deleter_ = 3;
+};
+
+static std::atomic<int> linked_freed{0};
+
+struct linked_delete {
+	template <class T>
+	void operator()(T* p) const
+	{
+		linked_freed.fetch_add(1);
+		delete p;
+	}
+};
+
+struct linked : rcu_obj_base<linked, linked_delete>, link_base {
+	int names() const { return (next == nullptr) + func() + invoke() + deleter_; }
+};
+
+static void base_names_stay_the_users()
+{
+	linked* l = new linked;
+
+	CHECK_EQ(l->names(), 7);
+	l->retire();
+	rcu_barrier();
+	CHECK_EQ(linked_freed.load(), 1);
+	printf("rcu_obj_base beside a base with next/func/invoke/deleter_: names unambiguous, "
+	       "retired once\n");
+}
+
 static void on_alarm(int)
 {
 	static const char msg[] = "test_rcu_hpp: timed out (hang?)\n";
@@ -508,6 +547,7 @@ int main()
 	domain_is_lockable();
 	list_of_rcu_objects();
 	readers_and_retirers();
+	base_names_stay_the_users();
 	incomplete* inc = new incomplete;
 	inc->retire();
 	rcu_barrier();
