@@ -96,6 +96,34 @@ bool own_function(struct trcu_work *work)
 	return current_worker && current_worker->current_work == work;
 }
 
+/*
+ * Called from a work item A: is @work queued behind A on A's own pwq with
+ * max_active 1 (an ordered workqueue)?  Then it cannot start before A
+ * returns, and a flush from A would wait for ever (the kernel's lockdep
+ * reports this).  A look under the pool lock; a @work queued after it is
+ * not caught, as lockdep catches only what it saw.
+ */
+static bool queued_behind_self(struct trcu_work *work)
+{
+	struct worker *cw = current_worker;
+	struct worker_pool *pool;
+	bool stuck = false;
+	uintptr_t d;
+
+	if (!cw || !cw->current_work || !cw->current_pwq)
+		return false;
+	d = work_data(work);
+	pool = data_pool(d);
+	if (!pool || pool != cw->current_pwq->pool)
+		return false;
+	pthread_mutex_lock(&pool->lock);
+	d = __atomic_load_n(&work->priv.data, __ATOMIC_RELAXED);
+	stuck = data_pool(d) == pool && (d & WORK_QUEUED) &&
+		work->priv.pwq == cw->current_pwq && cw->current_pwq->max_active == 1;
+	pthread_mutex_unlock(&pool->lock);
+	return stuck;
+}
+
 bool trcu_flush_work(struct trcu_work *work)
 {
 	struct wq_barrier b;
@@ -108,6 +136,13 @@ bool trcu_flush_work(struct trcu_work *work)
 	if (own_function(work)) {
 		sys_warn("trcu_flush_work: called from the work item's own function; it "
 			  "cannot wait for itself (returning false)");
+		errno = EDEADLK;
+		return false;
+	}
+	if (queued_behind_self(work)) {
+		sys_warn("trcu_flush_work: called from a work item of \"%s\" (max_active 1) for an "
+			  "item queued behind it, which cannot start before the caller returns "
+			  "(returning false)", current_worker->current_pwq->wq->name);
 		errno = EDEADLK;
 		return false;
 	}

@@ -4,7 +4,9 @@
  * NULL work / workqueue, uninitialised work, bad CPU, bad flags and
  * max_active, destroyed workqueue (queue refused with ESHUTDOWN, also while
  * another thread is queueing during the destroy), double destroy, flush /
- * drain / destroy from the workqueue's own item (-EDEADLK), bad topology
+ * drain / destroy from the workqueue's own item (-EDEADLK), a flush from an
+ * ordered workqueue's item of an item queued behind it (false, EDEADLK),
+ * bad topology
  * strings (API and environment), topology change while workqueues exist;
  * and the two aborts: a pointer that is not a workqueue, and
  * trcu_wq_shutdown() from a work item.
@@ -33,6 +35,26 @@ static void self_fn(struct trcu_work *w)
 	atomic_store(&self_rc[1], trcu_drain_workqueue(self_wq));
 	atomic_store(&self_rc[2], trcu_destroy_workqueue(self_wq));
 	atomic_store(&self_done, 1);
+}
+
+/* An item of an ordered workqueue flushes an item it queued behind itself
+ * on the same queue: that one cannot start before this one returns. */
+static struct trcu_workqueue *ord_wq;
+static struct trcu_work ord_b;
+static atomic_int ord_flush_rc = -1, ord_errno, ord_b_ran;
+static void ord_b_fn(struct trcu_work *w)
+{
+	(void)w;
+	atomic_store(&ord_b_ran, 1);
+}
+
+static void ord_a_fn(struct trcu_work *w)
+{
+	(void)w;
+	CHECK(trcu_queue_work(ord_wq, &ord_b));
+	errno = 0;
+	atomic_store(&ord_flush_rc, trcu_flush_work(&ord_b));
+	atomic_store(&ord_errno, errno);
 }
 
 /* Wait (up to 10 s) for a counter another thread advances: a fixed sleep
@@ -160,6 +182,23 @@ int main(void)
 		CHECK_EQ(atomic_load(&self_rc[0]), -EDEADLK);
 		CHECK_EQ(atomic_load(&self_rc[1]), -EDEADLK);
 		CHECK_EQ(atomic_load(&self_rc[2]), -EDEADLK);
+	}
+
+	/* flush from an ordered workqueue's item of an item queued behind it */
+	{
+		TRCU_DECLARE_WORK(ord_a, ord_a_fn);
+
+		ord_wq = trcu_alloc_ordered_workqueue("ordered", 0);
+		CHECK(ord_wq);
+		TRCU_INIT_WORK(&ord_b, ord_b_fn);
+		CHECK(trcu_queue_work(ord_wq, &ord_a));
+		CHECK_EQ(trcu_flush_workqueue(ord_wq), 0);   /* a, then b */
+		CHECK_EQ(atomic_load(&ord_flush_rc), 0);
+		CHECK_EQ(atomic_load(&ord_errno), EDEADLK);
+		CHECK_EQ(atomic_load(&ord_b_ran), 1);
+		CHECK_EQ(trcu_destroy_workqueue(ord_wq), 0);
+		printf("  ordered queue: an item's flush of an item queued behind it: false, "
+		       "EDEADLK; both ran\n");
 	}
 
 	/* destroy while another thread queues on it */
