@@ -192,7 +192,8 @@ int main(void)
 		CHECK(ord_wq);
 		TRCU_INIT_WORK(&ord_b, ord_b_fn);
 		CHECK(trcu_queue_work(ord_wq, &ord_a));
-		CHECK_EQ(trcu_flush_workqueue(ord_wq), 0);   /* a, then b */
+		/* Until empty: b is queued by a, after a flush would begin. */
+		CHECK_EQ(trcu_drain_workqueue(ord_wq), 0);   /* a, then b */
 		CHECK_EQ(atomic_load(&ord_flush_rc), 0);
 		CHECK_EQ(atomic_load(&ord_errno), EDEADLK);
 		CHECK_EQ(atomic_load(&ord_b_ran), 1);
