@@ -161,8 +161,14 @@ static void __rcu_barrier_cbs(void)
 	if (nocb_self)
 		sys_die("rcu_barrier() called from an RCU callback: it would wait for itself");
 	rcu_init();
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
-		return;   /* no callback was ever queued */
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire)) {
+		/* No callback was ever queued, or none could start an offload
+		 * thread: those are parked on the shared rcu_data, and run
+		 * here (a grace period first). */
+		if (nocb_shared_parked())
+			nocb_run_stranded(&nocb.shared);
+		return;
+	}
 	/* Quiescent while it waits, as synchronize_rcu() is: an online QSBR
 	 * caller would otherwise hold up the grace periods it waits for. */
 	registered = rcu_thread_registered(r);
@@ -202,6 +208,11 @@ void rcu_nocb_stats(struct trcu_stats *st)
 			pthread_mutex_unlock(&grp->lock);
 		}
 		st->nocb_threads = nocb.nr_groups;
+	}
+	/* The shared rcu_data in no group yet (zero when never used). */
+	if (!atomic_load_explicit(&nocb.shared_linked, memory_order_acquire)) {
+		q += atomic_load_explicit(&nocb.shared.n_queued, memory_order_relaxed);
+		inv += atomic_load_explicit(&nocb.shared.n_invoked, memory_order_relaxed);
 	}
 	st->cbs_queued = q;
 	st->cbs_invoked = inv;
@@ -263,8 +274,11 @@ enum rcu_exit_drain rcu_nocb_exit_drain(long stuck_ns, long *settle_ns)
 {
 	enum rcu_exit_drain ret = RCU_EXIT_BUSY;
 
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
-		return RCU_EXIT_DRAINED;
+	/* Callbacks parked while no offload thread could start: one more try
+	 * to start one, which runs them under the bounds below. */
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) &&
+	    (!nocb_shared_parked() || !nocb_start()))
+		return nocb_shared_parked() ? RCU_EXIT_NO_OFFLOAD : RCU_EXIT_DRAINED;
 	nocb_progress_reset();
 	atomic_store_explicit(&nocb.barrier_exit_waiting, true, memory_order_relaxed);
 	for (int i = 0; i < 100; i++) {

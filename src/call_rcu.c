@@ -219,9 +219,10 @@ static void call_rcu_stranded(struct rcu_data *rdp)
  * a request per call would run grace periods back to back while the pending
  * callbacks wait for the offload thread to get a CPU, not for a grace
  * period, each GP's membarrier interrupting the readers.  Past
- * cb_max_pending, the push-back.
+ * cb_max_pending, the push-back (a thread's own rcu_data only: the shared
+ * one's callers would wait behind each other's push-backs).
  */
-static void call_rcu_flood(struct rcu_data *rdp, long pending)
+static void call_rcu_flood(struct rcu_data *rdp, long pending, bool own)
 {
 	long hi = TUN(qhimark);
 
@@ -231,29 +232,17 @@ static void call_rcu_flood(struct rcu_data *rdp, long pending)
 	} else if (pending < rdp->qlen_last_fqs_check - hi) {
 		rdp->qlen_last_fqs_check = pending;   /* drained: hurry sooner */
 	}
-	if (pending > TUN(cb_max_pending))
+	if (own && pending > TUN(cb_max_pending))
 		nocb_pushback(rdp);
 }
 
-void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
+/* Push onto rdp's bypass stack.  The caller is rdp's owner (or holds
+ * nocb.shared_lock for the shared one). */
+static void call_rcu_push(struct rcu_data *rdp, struct trcu_head *head,
+			  void (*func)(struct trcu_head *))
 {
-	struct rcu_data *rdp;
 	struct trcu_head *old;
-	long n, pending;
-	int st;
 
-	if (TRCU_UNLIKELY(!head))
-		sys_die("call_rcu(): NULL rcu_head");
-	if (TRCU_UNLIKELY(!func)) {
-		sys_warn("call_rcu(%p): NULL callback function: callback not queued", (void *)head);
-		return;
-	}
-	debug_rcu_head_queue(head, func);
-	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopping, memory_order_acquire))) {
-		call_rcu_after_shutdown(head, func);
-		return;
-	}
-	rdp = rdp_get();
 	head->func = func;
 	old = atomic_load_explicit(&rdp->bypass, memory_order_relaxed);
 	do {
@@ -263,15 +252,29 @@ void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), boo
 	} while (!atomic_compare_exchange_weak_explicit(&rdp->bypass, &old, head,
 							memory_order_seq_cst,
 							memory_order_relaxed));
-	n = atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) + 1;
-	atomic_store_explicit(&rdp->n_queued, n, memory_order_relaxed);
+	atomic_store_explicit(&rdp->n_queued,
+			      atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/*
+ * Queue on rdp, whose group's offload thread runs it, and wake that thread
+ * when it sleeps.  own: rdp is the calling thread's (it may be pushed
+ * back).  False when the offload threads stopped under the push (the
+ * caller then runs it: call_rcu_stranded()).
+ */
+static bool call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head,
+			   void (*func)(struct trcu_head *), bool lazy, bool own)
+{
+	long pending;
+	int st;
+
+	call_rcu_push(rdp, head, func);
 	/* seq_cst, after the seq_cst CAS: pairs with rcu_nocb_shutdown()'s
 	 * store before its sweep.  Set: the offload threads are gone and the
 	 * sweep may have missed this push. */
-	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopped, memory_order_seq_cst))) {
-		call_rcu_stranded(rdp);
-		return;
-	}
+	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopped, memory_order_seq_cst)))
+		return false;
 	if (lazy && !atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed)) {
 		atomic_store_explicit(&rdp->lazy_queued, true, memory_order_relaxed);
 	} else if (!lazy &&
@@ -289,7 +292,8 @@ void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), boo
 	/* Wake the offload thread only if it sleeps with nothing to do (or
 	 * only lazy work, for a non-lazy callback): one wake-up per batch. */
 	st = atomic_load_explicit(&rdp->grp->state, memory_order_seq_cst);
-	pending = n - atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+	pending = atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) -
+		  atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
 	/* A batch held back (nocb_batch_sleep()) ends early for a flood or a
 	 * thread waiting for the offload thread.  seq_cst ->state load after
 	 * the seq_cst push: pairs with nocb_batch_sleep()'s NOCB_BATCH store
@@ -301,9 +305,63 @@ void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), boo
 			nocb_wake(rdp->grp);
 	}
 	if (TRCU_UNLIKELY(pending > TUN(qhimark)))
-		call_rcu_flood(rdp, pending);
+		call_rcu_flood(rdp, pending, own);
 	else if (rdp->qlen_last_fqs_check)
 		rdp->qlen_last_fqs_check = 0;
+	return true;
+}
+
+/*
+ * The calling thread has no rcu_data and none can be allocated, or no
+ * offload thread can be started (out of memory, thread limit): the shared
+ * rcu_data, under its lock (never aborts, as liburcu's call_rcu() does not
+ * once its default worker runs).  While no offload thread runs, its bypass
+ * parks the callbacks: a caller outside a read-side section then waits for a
+ * grace period and runs them itself, as after trcu_shutdown(); inside one it
+ * cannot wait, and leaves them to the next such caller, rcu_barrier(), or
+ * the offload threads once one starts.
+ */
+static void call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
+{
+	struct rcu_data *rdp = rdp_shared_get();
+	bool linked, queued = true;
+
+	pthread_mutex_lock(&nocb.shared_lock);
+	/* Acquire: pairs with nocb_link_shared_locked()'s release (->grp). */
+	linked = atomic_load_explicit(&nocb.shared_linked, memory_order_acquire);
+	if (linked)
+		queued = call_rcu_queue(rdp, head, func, lazy, false);
+	else
+		call_rcu_push(rdp, head, func);
+	pthread_mutex_unlock(&nocb.shared_lock);
+	if (!queued)
+		call_rcu_stranded(rdp);
+	else if (!linked && !rcu_section_depth() && !nocb_self)
+		nocb_run_stranded(rdp);
+}
+
+void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
+{
+	struct rcu_data *rdp;
+
+	if (TRCU_UNLIKELY(!head))
+		sys_die("call_rcu(): NULL rcu_head");
+	if (TRCU_UNLIKELY(!func)) {
+		sys_warn("call_rcu(%p): NULL callback function: callback not queued", (void *)head);
+		return;
+	}
+	debug_rcu_head_queue(head, func);
+	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopping, memory_order_acquire))) {
+		call_rcu_after_shutdown(head, func);
+		return;
+	}
+	rdp = rdp_try_get();
+	if (TRCU_UNLIKELY(!rdp)) {
+		call_rcu_shared(head, func, lazy);
+		return;
+	}
+	if (TRCU_UNLIKELY(!call_rcu_queue(rdp, head, func, lazy, true)))
+		call_rcu_stranded(rdp);
 }
 
 void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *))

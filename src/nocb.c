@@ -35,6 +35,7 @@
 struct nocb_state nocb = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.barrier_mutex = PTHREAD_MUTEX_INITIALIZER,
+	.shared_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 __thread struct rcu_data *nocb_rdp;
@@ -531,10 +532,32 @@ static void *rcu_nocb_kthread(void *arg)
 
 static void rdp_exit(void *arg);
 
-/* Start the offload threads on first use: one per two CPUs by default. */
+/* Link the shared rcu_data into group 0 (under nocb.lock, the offload
+ * threads running) and wake that group for what its bypass already holds. */
+static void nocb_link_shared_locked(void)
+{
+	struct nocb_group *grp = &nocb.groups[0];
+	struct rcu_data *rdp = &nocb.shared;
+
+	rdp->grp = grp;
+	pthread_mutex_lock(&grp->lock);
+	rdp->next = grp->rdps;
+	grp->rdps = rdp;
+	pthread_mutex_unlock(&grp->lock);
+	/* Release: ->grp and the list entry; pairs with the acquire in
+	 * call_rcu_shared() and rcu_nocb_stats(). */
+	atomic_store_explicit(&nocb.shared_linked, true, memory_order_release);
+	nocb_wake(grp);
+}
+
+/* Start the offload threads on first use: one per two CPUs by default.
+ * Threads that cannot be created (thread limit, no memory for a stack)
+ * leave fewer groups; none at all: false, and a later call tries again. */
 bool nocb_start(void)
 {
 	long n = TUN(nocb_threads), ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long i;
+	int err = 0;
 
 	pthread_mutex_lock(&nocb.lock);
 	if (atomic_load_explicit(&nocb.started, memory_order_relaxed)) {
@@ -549,23 +572,76 @@ bool nocb_start(void)
 	if (!nocb.groups) {
 		/* Nothing started: a later call tries again. */
 		pthread_mutex_unlock(&nocb.lock);
+		nocb_warn_shared(ENOMEM);
 		return false;
 	}
 	/* Once: a child of fork() starts its offload threads again. */
 	if (!nocb.key_created && pthread_key_create(&nocb.exit_key, rdp_exit))
 		sys_die("call_rcu(): pthread_key_create failed");
 	nocb.key_created = true;
-	for (long i = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		pthread_mutex_init(&nocb.groups[i].lock, NULL);
-		if (rcu_kthread_create(&nocb.groups[i].thread, rcu_nocb_kthread, &nocb.groups[i]))
-			sys_die("call_rcu(): cannot start a callback-offload thread: %s",
-				 strerror(errno));
+		err = rcu_kthread_create(&nocb.groups[i].thread, rcu_nocb_kthread, &nocb.groups[i]);
+		if (err)
+			break;
 	}
-	nocb.nr_groups = (int)n;
+	if (i == 0) {
+		free(nocb.groups);
+		nocb.groups = NULL;
+		pthread_mutex_unlock(&nocb.lock);
+		nocb_warn_shared(err);
+		return false;
+	}
+	if (i < n)
+		sys_warn("call_rcu(): %ld of %ld callback-offload threads started (%s): "
+			  "callbacks share those", i, n, strerror(err));
+	nocb.nr_groups = (int)i;
 	/* Release: pairs with the acquire in rdp_try_get(). */
 	atomic_store_explicit(&nocb.started, true, memory_order_release);
+	if (nocb.shared_init)
+		nocb_link_shared_locked();   /* callbacks parked while none ran */
 	pthread_mutex_unlock(&nocb.lock);
 	return true;
+}
+
+/* Said once per process: callbacks go through the shared rcu_data.  err:
+ * why no offload thread started (0: a thread's own rcu_data could not be
+ * allocated). */
+void nocb_warn_shared(int err)
+{
+	int bit = err ? 2 : 1;
+
+	if (atomic_fetch_or_explicit(&nocb.shared_warned, bit, memory_order_relaxed) & bit)
+		return;
+	if (err)
+		sys_warn("call_rcu(): cannot start a callback-offload thread (%s): callbacks "
+			  "run after a grace period on the next thread to call call_rcu() "
+			  "outside a read-side section, or rcu_barrier(), until one starts",
+			  strerror(err));
+	else
+		sys_warn("call_rcu(): out of memory for a thread's callback state: its "
+			  "callbacks share one process-wide queue");
+}
+
+/* A fork() child: the shared rcu_data as never used (the parent's
+ * callbacks on it are the parent's, as on every other rcu_data). */
+static void nocb_shared_reset(void)
+{
+	struct rcu_data *rdp = &nocb.shared;
+
+	pthread_mutex_init(&nocb.shared_lock, NULL);
+	atomic_store_explicit(&rdp->bypass, NULL, memory_order_relaxed);
+	atomic_store_explicit(&rdp->n_queued, 0, memory_order_relaxed);
+	atomic_store_explicit(&rdp->n_invoked, 0, memory_order_relaxed);
+	atomic_store_explicit(&rdp->lazy_queued, false, memory_order_relaxed);
+	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
+	rdp->qlen_last_fqs_check = 0;
+	rdp->barrier_entrained = false;
+	rdp->grp = NULL;
+	rdp->next = NULL;
+	nocb.shared_init = false;
+	atomic_store_explicit(&nocb.shared_warned, 0, memory_order_relaxed);
+	atomic_store_explicit(&nocb.shared_linked, false, memory_order_relaxed);
 }
 
 /* ---- fork() (src/fork.c) -------------------------------------------------------- */
@@ -607,7 +683,8 @@ void rcu_nocb_fork_child(void)
 
 			for (; rdp; rdp = next) {
 				next = rdp->next;
-				free(rdp);
+				if (rdp != &nocb.shared)
+					free(rdp);
 			}
 		}
 		free(nocb.groups);
@@ -624,6 +701,7 @@ void rcu_nocb_fork_child(void)
 	if (nocb.key_created)
 		pthread_setspecific(nocb.exit_key, NULL);
 	nocb_forked_here = nocb_self;
+	nocb_shared_reset();
 }
 
 /* ---- Per-thread rcu_data ------------------------------------------------------ */
@@ -658,8 +736,10 @@ struct rcu_data *rdp_try_get(void)
 	rcu_init();
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
 		return NULL;
-	if (posix_memalign((void **)&rdp, 64, sizeof(*rdp)))
+	if (posix_memalign((void **)&rdp, 64, sizeof(*rdp))) {
+		nocb_warn_shared(0);
 		return NULL;
+	}
 	memset(rdp, 0, sizeof(*rdp));
 	rcu_segcblist_init(&rdp->cblist);
 	pthread_mutex_lock(&nocb.lock);
@@ -675,12 +755,24 @@ struct rcu_data *rdp_try_get(void)
 	return rdp;
 }
 
-struct rcu_data *rdp_get(void)
+/* The shared rcu_data, initialised at its first use, linked into group 0
+ * when the offload threads run. */
+struct rcu_data *rdp_shared_get(void)
 {
-	struct rcu_data *rdp = rdp_try_get();
+	struct rcu_data *rdp = &nocb.shared;
 
-	if (TRCU_UNLIKELY(!rdp))
-		sys_die("call_rcu(): out of memory for per-thread callback state");
+	/* Acquire: pairs with nocb_link_shared_locked()'s release. */
+	if (atomic_load_explicit(&nocb.shared_linked, memory_order_acquire))
+		return rdp;
+	pthread_mutex_lock(&nocb.lock);
+	if (!nocb.shared_init) {
+		rcu_segcblist_init(&rdp->cblist);
+		nocb.shared_init = true;
+	}
+	if (atomic_load_explicit(&nocb.started, memory_order_relaxed) &&
+	    !atomic_load_explicit(&nocb.shared_linked, memory_order_relaxed))
+		nocb_link_shared_locked();
+	pthread_mutex_unlock(&nocb.lock);
 	return rdp;
 }
 

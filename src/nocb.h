@@ -22,6 +22,7 @@ enum rcu_exit_drain {
 	RCU_EXIT_DRAINED,   /* nothing pending */
 	RCU_EXIT_STUCK,     /* no GP ended and no callback ran for stuck_ns */
 	RCU_EXIT_BUSY,      /* still pending after the settling time */
+	RCU_EXIT_NO_OFFLOAD, /* parked callbacks, and no offload thread starts */
 };
 enum rcu_exit_drain rcu_nocb_exit_drain(long stuck_ns, long *settle_ns);  /* process exit */
 void rcu_nocb_exit_report(const char *why, long frees);   /* what exit leaves behind */

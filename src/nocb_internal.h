@@ -94,6 +94,22 @@ struct nocb_state {
 	_Atomic long n_defer;       /* nocb_defer_to_woken() sleeps */
 	/* Totals of rcu_data already freed, so statistics stay monotonic. */
 	_Atomic long n_queued_dead, n_invoked_dead;
+
+	/*
+	 * The shared rcu_data: callbacks of threads whose own rcu_data
+	 * cannot be allocated, or queued while no offload thread could be
+	 * started (out of memory, thread limit).  Static, never freed,
+	 * pushed to under shared_lock by any thread (its "owner-only" fields
+	 * are the lock holder's).  Linked into group 0 at its first use once
+	 * the offload threads run (shared_linked); before that its bypass
+	 * holds what was queued, run by the next call outside a section, by
+	 * rcu_barrier() or by the offload threads once they start.
+	 */
+	pthread_mutex_t shared_lock;
+	bool shared_init;           /* cblist initialised (under lock) */
+	_Atomic bool shared_linked; /* in groups[0].rdps */
+	_Atomic int shared_warned;  /* nocb_warn_shared()'s messages said (bits) */
+	struct rcu_data shared;
 };
 
 extern struct nocb_state nocb;
@@ -110,7 +126,15 @@ void nocb_reap_orphans(struct nocb_group *grp);
 bool nocb_start(void);
 void nocb_barrier_dec(void);
 struct rcu_data *rdp_try_get(void);
-struct rcu_data *rdp_get(void);
+struct rcu_data *rdp_shared_get(void);
+void nocb_warn_shared(int err);
+/* The shared rcu_data holds callbacks and is in no group (no offload
+ * thread started). */
+static inline bool nocb_shared_parked(void)
+{
+	return !atomic_load_explicit(&nocb.shared_linked, memory_order_acquire) &&
+	       atomic_load_explicit(&nocb.shared.bypass, memory_order_acquire) != NULL;
+}
 void nocb_sweep_stranded(void);
 void nocb_run_stranded(struct rcu_data *rdp);
 

@@ -117,6 +117,10 @@ static void rcu_exit_handler(void)
 			 "a read-side critical section?)", TUN(exit_wait_ms));
 		rcu_nocb_exit_report(why, rcu_frees_pending());
 		break;
+	case RCU_EXIT_NO_OFFLOAD:
+		rcu_nocb_exit_report("no callback-offload thread could be started",
+				     rcu_frees_pending());
+		break;
 	case RCU_EXIT_BUSY:
 		snprintf(why, sizeof(why), "still pending %ld ms after every one queued before "
 			 "exit() had run (other threads or callbacks kept queueing)",

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * call_rcu() never aborts for lack of memory or threads: a thread whose
+ * callback state cannot be allocated, or a process whose callback-offload
+ * threads cannot be started, still has every callback run after a grace
+ * period.  posix_memalign() (the per-thread callback state) and
+ * pthread_create() (the offload threads) are wrapped here (ld --wrap) and
+ * fail while the matching flag is set.
+ *
+ * 1. No offload thread can start: call_rcu() outside a section runs the
+ *    callback itself after a grace period; inside one it parks it, and
+ *    rcu_barrier() runs it.
+ * 2. Threads can be created again: a callback parked inside a section
+ *    runs once the offload threads start, and rcu_barrier() covers it.
+ * 3. No thread can allocate its callback state: threads queue in and out
+ *    of sections through the shared queue, and every callback runs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <treercu/rcu.h>
+
+#include "check.h"
+
+static _Atomic bool fail_create, fail_memalign;
+static _Atomic long failed_creates, failed_memaligns;
+
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg);
+int __real_posix_memalign(void **p, size_t align, size_t size);
+int __wrap_posix_memalign(void **p, size_t align, size_t size);
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg)
+{
+	if (atomic_load(&fail_create)) {
+		atomic_fetch_add(&failed_creates, 1);
+		return EAGAIN;
+	}
+	return __real_pthread_create(t, attr, fn, arg);
+}
+
+int __wrap_posix_memalign(void **p, size_t align, size_t size)
+{
+	if (atomic_load(&fail_memalign)) {
+		atomic_fetch_add(&failed_memaligns, 1);
+		return ENOMEM;
+	}
+	return __real_posix_memalign(p, align, size);
+}
+
+struct obj {
+	struct rcu_head rh;
+	long v;
+};
+
+static _Atomic long freed;
+
+static void free_obj(struct rcu_head *h)
+{
+	struct obj *o = (struct obj *)h;
+
+	CHECK(o->v == 42);
+	o->v = -1;
+	free(o);
+	atomic_fetch_add(&freed, 1);
+}
+
+static void queue_one(bool in_section)
+{
+	struct obj *o = malloc(sizeof(*o));
+
+	CHECK(o);
+	o->v = 42;
+	if (in_section)
+		rcu_read_lock();
+	call_rcu(&o->rh, free_obj);
+	if (in_section)
+		rcu_read_unlock();
+}
+
+#define NR_THREADS 4
+#define PER_THREAD 2000
+
+/* Threads made by the test itself: created with the wrap off. */
+static void *queuer(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	for (int i = 0; i < PER_THREAD; i++)
+		queue_one(i & 1);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t th[NR_THREADS];
+
+	signal(SIGALRM, check_hang_handler);
+	rcu_register_thread();
+
+	check_phase = "1: call_rcu() with no offload thread";
+	alarm(30);
+	atomic_store(&fail_create, true);
+	queue_one(false);
+	/* Run before call_rcu() returned: nothing else could run it. */
+	CHECK(atomic_load(&freed) == 1);
+	CHECK(atomic_load(&failed_creates) > 0);
+	queue_one(true);
+	CHECK(atomic_load(&freed) == 1);     /* parked: no GP inside a section */
+	rcu_barrier();
+	CHECK(atomic_load(&freed) == 2);
+
+	check_phase = "2: a callback parked before the offload threads start";
+	queue_one(true);
+	CHECK(atomic_load(&freed) == 2);
+	atomic_store(&fail_create, false);
+	queue_one(false);                    /* starts them */
+	rcu_barrier();
+	CHECK(atomic_load(&freed) == 4);
+
+	check_phase = "3: threads with no memory for their callback state";
+	atomic_store(&fail_memalign, true);
+	atomic_store(&fail_create, false);
+	for (int i = 0; i < NR_THREADS; i++)
+		CHECK(pthread_create(&th[i], NULL, queuer, NULL) == 0);
+	for (int i = 0; i < NR_THREADS; i++)
+		pthread_join(th[i], NULL);
+	CHECK(atomic_load(&failed_memaligns) >= NR_THREADS);
+	rcu_barrier();
+	CHECK(atomic_load(&freed) == 4 + NR_THREADS * PER_THREAD);
+	atomic_store(&fail_memalign, false);
+	alarm(0);
+
+	rcu_unregister_thread();
+	printf("ok: %ld callbacks run, %ld thread creations and %ld allocations refused\n",
+	       atomic_load(&freed), atomic_load(&failed_creates), atomic_load(&failed_memaligns));
+	return 0;
+}
