@@ -197,6 +197,33 @@ bool rcu_gp_queue_driver(void)
 
 /* ---- The GP kthread ---------------------------------------------------------------------- */
 
+static _Atomic bool gp_kthread_start_failed;
+
+/*
+ * Register the GP kthread's slot.  Out of memory (a new slot chunk, a
+ * bigger tree) it is counted as missing, as a failed start is: callers
+ * drive their grace periods (rcu_sr_caller_may_drive()) while it tries
+ * again every 10 ms.  False: shutdown came first.
+ */
+static bool rcu_gp_kthread_register(void)
+{
+	bool said = false;
+
+	while (trcu_register_thread()) {
+		if (!said && !atomic_exchange_explicit(&gp_kthread_start_failed, true,
+						       memory_order_relaxed))
+			sys_warn("GP kthread: cannot register (out of memory): tried again every "
+				 "10 ms; synchronize_rcu() callers drive their grace periods meanwhile");
+		said = true;
+		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
+			return false;
+		sys_sleep_ns(10 * 1000000L);
+	}
+	if (said)
+		atomic_store_explicit(&gp_kthread_start_failed, false, memory_order_relaxed);
+	return true;
+}
+
 static void *rcu_gp_kthread(void *arg)
 {
 	struct rcu_thread *r = &rcu_thread_tls;
@@ -206,8 +233,8 @@ static void *rcu_gp_kthread(void *arg)
 	pthread_setname_np(pthread_self(), "trcu_gp");
 	/* The library's threads never act on a cancellation (internal.h). */
 	sys_cancel_disable();
-	if (trcu_register_thread())
-		sys_die("GP kthread: cannot register: out of memory");
+	if (!rcu_gp_kthread_register())
+		return NULL;   /* shutdown while registration kept failing */
 	/* A QSBR-style slot, offline while idle: like a CPU running the
 	 * kernel's GP kthread, it is "watching" only while it runs. */
 	r->qsbr = true;
@@ -278,8 +305,9 @@ static pthread_t gp_kthread;
 static pthread_mutex_t gp_kthread_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool gp_kthread_started;
 /* The last start failed (out of memory, thread limit): the next wake tries
- * again, and synchronize_rcu() callers drive meanwhile (rcu_sr_caller_may_drive()). */
-static _Atomic bool gp_kthread_start_failed;
+ * again, and synchronize_rcu() callers drive meanwhile
+ * (rcu_sr_caller_may_drive()); also while the started kthread cannot
+ * register (above). */
 
 bool rcu_gp_kthread_started(void)
 {
