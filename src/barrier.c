@@ -224,8 +224,12 @@ void rcu_nocb_stats(struct trcu_stats *st)
 /* Run every callback, then stop and join the offload threads. */
 void rcu_nocb_shutdown(void)
 {
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire))
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire)) {
+		/* Callbacks parked while no offload thread could start. */
+		if (nocb_shared_parked())
+			nocb_run_stranded(&nocb.shared);
 		return;
+	}
 	/* Callbacks may queue callbacks: repeat while the barrier finds work. */
 	for (int i = 0; i < 100; i++) {
 		struct trcu_stats st = { 0 };

@@ -14,6 +14,10 @@
  *    runs once the offload threads start, and rcu_barrier() covers it.
  * 3. No thread can allocate its callback state: threads queue in and out
  *    of sections through the shared queue, and every callback runs.
+ * Each in its own process (common/subproc.h), with two more:
+ * - trcu_shutdown() runs what was parked while no offload thread ran;
+ * - exit() with callbacks parked keeps its status and says why they were
+ *   not run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +30,7 @@
 #include <treercu/rcu.h>
 
 #include "check.h"
+#include "subproc.h"
 
 static _Atomic bool fail_create, fail_memalign;
 static _Atomic long failed_creates, failed_memaligns;
@@ -100,15 +105,13 @@ static void *queuer(void *arg)
 	return NULL;
 }
 
-int main(void)
+static void phases(void)
 {
 	pthread_t th[NR_THREADS];
 
-	signal(SIGALRM, check_hang_handler);
 	rcu_register_thread();
 
 	check_phase = "1: call_rcu() with no offload thread";
-	alarm(30);
 	atomic_store(&fail_create, true);
 	queue_one(false);
 	/* Run before call_rcu() returned: nothing else could run it. */
@@ -138,10 +141,45 @@ int main(void)
 	rcu_barrier();
 	CHECK(atomic_load(&freed) == 4 + NR_THREADS * PER_THREAD);
 	atomic_store(&fail_memalign, false);
-	alarm(0);
 
 	rcu_unregister_thread();
-	printf("ok: %ld callbacks run, %ld thread creations and %ld allocations refused\n",
-	       atomic_load(&freed), atomic_load(&failed_creates), atomic_load(&failed_memaligns));
-	return 0;
+	fprintf(stderr, "%ld callbacks run, %ld thread creations and %ld allocations refused\n",
+		atomic_load(&freed), atomic_load(&failed_creates), atomic_load(&failed_memaligns));
+	exit(0);
+}
+
+static void shutdown_runs_parked(void)
+{
+	atomic_store(&fail_create, true);
+	queue_one(true);
+	CHECK(atomic_load(&freed) == 0);
+	trcu_shutdown();
+	CHECK(atomic_load(&freed) == 1);
+	exit(0);
+}
+
+static void exit_with_parked(void)
+{
+	atomic_store(&fail_create, true);
+	queue_one(true);
+	exit(7);
+}
+
+static const struct sp_scenario scenarios[] = {
+	{ "phases", phases },
+	{ "shutdown_runs_parked", shutdown_runs_parked },
+	{ "exit_with_parked", exit_with_parked },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	bool ok = true;
+
+	sp_child(argc, argv, scenarios);
+	ok &= sp_expect_exit("phases", NULL, 60, 0, "allocations refused", 1);
+	ok &= sp_expect_exit("shutdown_runs_parked", NULL, 30, 0, NULL, 0);
+	ok &= sp_expect_exit("exit_with_parked", NULL, 30, 7,
+			     "no callback-offload thread could be started", 1);
+	return ok ? 0 : 1;
 }
