@@ -495,6 +495,7 @@ bool tun_env_bool(const char *name);             /* 0/1 variable, unset = 0 */
 struct rcu_thread *rcu_thread_self(void);
 bool rcu_thread_registered(const struct rcu_thread *t);
 unsigned int rcu_section_depth(void);            /* caller's explicit sections */
+unsigned int rcu_close_leaked_sections(void);    /* close them; returns the depth */
 void rcu_emerg_readers_wait(bool fenced);               /* GP: wait out emergency sections */
 int rcu_kthread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 void rcu_kthread_enter(void);   /* first in each such thread's function */

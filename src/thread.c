@@ -241,11 +241,60 @@ static unsigned long watching_untagged(struct trcu_reader *r)
 	return __atomic_load_n(&r->watching, __ATOMIC_RELAXED) & ~TRCU_READER_GEN_TAG;
 }
 
+/*
+ * Close the sections the owner left open (the kernel's exit_rcu()): nesting
+ * back to the QSBR bias, ->watching even if that leaves none.  Returns the
+ * depth closed, 0 if none was open.
+ */
+static unsigned int close_open_sections(struct trcu_reader *r, struct rcu_thread *t)
+{
+	unsigned int depth = rcu_nesting(r) - t->depth_bias;
+
+	if (rcu_nesting(r) <= t->depth_bias)
+		return 0;
+	reader_nesting_set(r, t->depth_bias);
+	if (!t->depth_bias) {
+		/* Close the section: make ->watching even again.  Pairs
+		 * with sys_gp_mb() like an outermost unlock. */
+		atomic_thread_fence(memory_order_seq_cst);
+		__atomic_store_n(&r->watching, (watching_untagged(r) | 1) + 1,
+				 __ATOMIC_RELAXED);
+	}
+	return depth;
+}
+
+/*
+ * The caller returned from code that had to leave no section open (a work
+ * item, src/wq/worker.c) and did: close them, so that the thread holds up
+ * no later grace period.  A task switched in keeps its own section (it
+ * carries it to its next worker).  Returns the depth closed.
+ */
+unsigned int rcu_close_leaked_sections(void)
+{
+	struct rcu_thread *t = &rcu_thread_tls;
+	struct trcu_reader *r = &trcu_reader_tls;
+	unsigned int depth;
+
+	if (t->cur_task)
+		return 0;
+	depth = close_open_sections(r, t);
+	if (depth && !t->depth_bias) {
+		/* The even store before the ->need_qs load: pairs with the
+		 * driver's ->need_qs store and its fence or membarrier, as in
+		 * watching_exit(). */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED))
+			trcu_report_qs_slow(r);
+	}
+	return depth;
+}
+
 /* pthread key destructor: the thread exited still registered. */
 static void thread_exit_destructor(void *arg)
 {
 	struct rcu_thread *t = arg;
 	struct trcu_reader *r = &trcu_reader_tls;
+	unsigned int depth;
 
 	if (t != &rcu_thread_tls)
 		return;
@@ -257,19 +306,10 @@ static void thread_exit_destructor(void *arg)
 	 * (in this thread's nest_flags) is queued, not this thread's. */
 	if (rcu_task_hooks_get())
 		rcu_task_hooks_get()->worker_exit(t);
-	if (rcu_nesting(r) > t->depth_bias) {
+	depth = close_open_sections(r, t);
+	if (depth)
 		sys_warn("thread %d exited inside an RCU read-side critical section "
-			  "(nesting depth %u); treating it as quiescent",
-			  t->tid, rcu_nesting(r) - t->depth_bias);
-		reader_nesting_set(r, t->depth_bias);
-		if (!t->depth_bias) {
-			/* Close the section: make ->watching even again.  Pairs
-			 * with sys_gp_mb() like an outermost unlock. */
-			atomic_thread_fence(memory_order_seq_cst);
-			__atomic_store_n(&r->watching, (watching_untagged(r) | 1) + 1,
-					 __ATOMIC_RELAXED);
-		}
-	}
+			  "(nesting depth %u); treating it as quiescent", t->tid, depth);
 	trcu_unregister_thread();
 }
 

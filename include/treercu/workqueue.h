@@ -71,6 +71,10 @@ struct trcu_wq_link {
  * TRCU_WORK_INITIALIZER(); everything under priv belongs to the library.
  * The item must stay allocated while it is pending; the function may free
  * it (the library does not touch the item after calling its function).
+ * A function that returns inside a read-side section (rcu_read_lock()
+ * without the unlock) is reported on stderr, naming the item, the function
+ * and the nesting depth, and the section is closed, as the kernel reports
+ * a work function that leaked an RCU lock.
  * priv.data is a plain field accessed only with the compiler's __atomic
  * builtins, so that the header is the same in C and C++.
  */

@@ -21,6 +21,17 @@
 
 static void send_mayday(struct pool_workqueue *pwq);
 
+/* @fn returned inside a read-side section: say so, and close it. */
+static void report_leaked_section(struct trcu_work *work, trcu_work_func_t fn)
+{
+	unsigned int depth = rcu_close_leaked_sections();
+
+	if (depth)
+		sys_warn("work item %p (function %p) returned inside an RCU read-side critical "
+			  "section (nesting depth %u); closed it", (void *)work,
+			  (void *)(uintptr_t)fn, depth);
+}
+
 /* The kernel's process_one_work(); pool->lock held, dropped around the call. */
 void process_one_work(struct worker *w, struct trcu_work *work)
 {
@@ -64,6 +75,10 @@ void process_one_work(struct worker *w, struct trcu_work *work)
 	if (TRCU_UNLIKELY(wq_forked_here))
 		sys_die("fork() from a work item: the child returned from the item into the "
 			 "workqueue; such a child may only exec or _exit");
+	/* The kernel's "workqueue leaked ... RCU" check: an item that returned
+	 * inside a section would hold up every later grace period. */
+	if (TRCU_UNLIKELY(rcu_nesting(&trcu_reader_tls)))
+		report_leaked_section(work, fn);
 
 	pthread_mutex_lock(&pool->lock);
 	if (w->flags & WORKER_CPU_INTENSIVE)
