@@ -234,7 +234,20 @@ static void blkd_hwm_raise(int hwm)
 	pthread_mutex_unlock(&rcu_state.ofl_lock);
 }
 
-/* The calling worker's list, allocated at its first blocked switch-out. */
+/* Out of memory for a worker's list: said once; the task goes to its leaf
+ * node's list instead (the kernel's placement, which allocates nothing). */
+static void blkd_alloc_failed(void)
+{
+	static _Atomic bool said;
+
+	if (!atomic_exchange_explicit(&said, true, memory_order_relaxed))
+		sys_warn("trcu_task_switch_out(): out of memory for worker %d's blocked list: "
+			 "its blocked tasks queue on the rcu_node lists until one can be allocated",
+			 sys_gettid());
+}
+
+/* The calling worker's list, allocated at its first blocked switch-out;
+ * NULL when it cannot be (out of memory). */
 static struct task_blkd *blkd_get(int slot)
 {
 	struct task_blkd *b = blkd_slot(slot);
@@ -245,17 +258,21 @@ static struct task_blkd *blkd_get(int slot)
 	if (!atomic_load_explicit(&blkd_chunks[slot / SLOT_CHUNK], memory_order_relaxed)) {
 		struct task_blkd *_Atomic *c = calloc(SLOT_CHUNK, sizeof(*c));
 
-		if (!c)
-			sys_die("trcu_task_switch_out(): out of memory for worker %d's blocked list",
-				 sys_gettid());
+		if (!c) {
+			pthread_mutex_unlock(&blkd_alloc_lock);
+			blkd_alloc_failed();
+			return NULL;
+		}
 		/* Release: the zeroed chunk before its pointer (blkd_slot()). */
 		atomic_store_explicit(&blkd_chunks[slot / SLOT_CHUNK], c, memory_order_release);
 	}
 	b = blkd_slot(slot);
 	if (!b) {
-		if (posix_memalign((void **)&b, 64, sizeof(*b)))
-			sys_die("trcu_task_switch_out(): out of memory for worker %d's blocked list",
-				 sys_gettid());
+		if (posix_memalign((void **)&b, 64, sizeof(*b))) {
+			pthread_mutex_unlock(&blkd_alloc_lock);
+			blkd_alloc_failed();
+			return NULL;
+		}
 		memset(b, 0, sizeof(*b));
 		pthread_mutex_init(&b->lock, NULL);
 		b->slot = slot;
@@ -397,6 +414,8 @@ static bool enqueue_worker(struct trcu_task *t, int slot)
 	if (rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq, memory_order_relaxed)))
 		return false;
 	b = blkd_get(slot);
+	if (!b)
+		return false;   /* out of memory: the node */
 	t0 = blkd_lock(b);
 
 	if (atomic_load_explicit(&rcu_task_test_naive_order, memory_order_relaxed)) {
