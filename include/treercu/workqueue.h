@@ -240,7 +240,8 @@ TRCU_API bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq,
 /* ---- Waiting and cancelling ------------------------------------------- */
 
 /* Wait for the last queued instance to finish; false if it was idle (or
- * called from the item's own function: it cannot wait for itself). */
+ * called from the item's own function: it cannot wait for itself; errno
+ * EDEADLK, and a message on stderr once per process). */
 TRCU_API bool trcu_flush_work(struct trcu_work *work);
 /* Fire an armed timer now, then trcu_flush_work(). */
 TRCU_API bool trcu_flush_delayed_work(struct trcu_delayed_work *dwork);
@@ -263,8 +264,8 @@ TRCU_API bool trcu_cancel_delayed_work(struct trcu_delayed_work *dwork);
  * there aren't racing enqueues"): keep other queuers off the item around
  * the call if you rely on the post-condition.  Called from the item's own
  * function it removes the pending instance, does not wait (it would wait
- * for itself), says so on stderr and returns whether an instance was
- * pending.
+ * for itself), says so on stderr (once per process for each of the two
+ * functions) and returns whether an instance was pending.
  */
 TRCU_API bool trcu_cancel_work_sync(struct trcu_work *work);
 TRCU_API bool trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dwork);

@@ -84,7 +84,13 @@ static void release_pending(struct trcu_work *work)
 	wq_own(NULL);
 }
 
-static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn)
+/*
+ * @warned: the caller's flag for the message about a cancel_sync from the
+ * item's own function, said once per process (a self-cancelling item may
+ * call it on every run); NULL for the non-sync calls.
+ */
+static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn,
+			  atomic_bool *warned)
 {
 	bool self = own_function(work);
 	int ret;
@@ -125,30 +131,36 @@ static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn)
 		atomic_fetch_add_explicit(&wq_state.cancel_seq, 1, memory_order_release);
 		sys_futex_wake(&wq_state.cancel_seq, INT32_MAX);
 	}
-	if (sync && self)
+	/* Relaxed, no pair: the flag only picks the one caller that prints. */
+	if (sync && self && !atomic_exchange_explicit(warned, true, memory_order_relaxed))
 		sys_warn("%s: called from the work item's own function: the pending instance "
-			  "(if any) is removed, but it cannot wait for itself", fn);
+			  "(if any) is removed, but it cannot wait for itself (said once)", fn);
 	return ret == 1;
 }
 
 bool trcu_cancel_work(struct trcu_work *work)
 {
-	return __cancel_work(work, false, "trcu_cancel_work");
+	return __cancel_work(work, false, "trcu_cancel_work", NULL);
 }
 
 bool trcu_cancel_work_sync(struct trcu_work *work)
 {
-	return __cancel_work(work, true, "trcu_cancel_work_sync");
+	static atomic_bool warned;
+
+	return __cancel_work(work, true, "trcu_cancel_work_sync", &warned);
 }
 
 bool trcu_cancel_delayed_work(struct trcu_delayed_work *dw)
 {
-	return __cancel_work(dw ? &dw->work : NULL, false, "trcu_cancel_delayed_work");
+	return __cancel_work(dw ? &dw->work : NULL, false, "trcu_cancel_delayed_work", NULL);
 }
 
 bool trcu_cancel_delayed_work_sync(struct trcu_delayed_work *dw)
 {
-	return __cancel_work(dw ? &dw->work : NULL, true, "trcu_cancel_delayed_work_sync");
+	static atomic_bool warned;
+
+	return __cancel_work(dw ? &dw->work : NULL, true, "trcu_cancel_delayed_work_sync",
+			     &warned);
 }
 
 bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq, struct trcu_delayed_work *dw,

@@ -134,8 +134,13 @@ bool trcu_flush_work(struct trcu_work *work)
 		return false;
 	}
 	if (own_function(work)) {
-		sys_warn("trcu_flush_work: called from the work item's own function; it "
-			  "cannot wait for itself (returning false)");
+		/* Said once per process: an item may flush itself on every run.
+		 * Relaxed, no pair: the flag only picks the one caller that prints. */
+		static atomic_bool warned;
+
+		if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
+			sys_warn("trcu_flush_work: called from the work item's own function; it "
+				  "cannot wait for itself (returning false; said once)");
 		errno = EDEADLK;
 		return false;
 	}
