@@ -221,8 +221,9 @@ static inline bool trcu_schedule_work(struct trcu_work *work)
 }
 
 /* Queue after @delay_us microseconds (0: now).  False if already pending,
- * or on error (errno as trcu_queue_work(), or ENOMEM: no memory for the
- * timer; the item is left as it was). */
+ * or on error (errno as trcu_queue_work(); EINVAL also for a delay over a
+ * year, 365 days = 31,536,000,000,000 us, with a message; ENOMEM: no memory
+ * for the timer; the item is left as it was). */
 TRCU_API bool trcu_queue_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *dwork,
 			     uint64_t delay_us);
 TRCU_API bool trcu_queue_delayed_work_on(int cpu, struct trcu_workqueue *wq,
@@ -230,7 +231,9 @@ TRCU_API bool trcu_queue_delayed_work_on(int cpu, struct trcu_workqueue *wq,
 /*
  * Queue, or change the delay of a pending item, to @delay_us from now.
  * Returns true if it was pending before (its timer or queueing was replaced),
- * false if it was idle (and is now queued) or on error.
+ * false if it was idle (and is now queued) or on error (errno as
+ * trcu_queue_delayed_work(); a delay over a year and ENOMEM leave the item
+ * as it was).
  */
 TRCU_API bool trcu_mod_delayed_work(struct trcu_workqueue *wq, struct trcu_delayed_work *dwork,
 			   uint64_t delay_us);

@@ -10,9 +10,13 @@
  *  - flush_delayed_work runs an armed item now and waits for it;
  *  - cancel_work_sync / flush_work from the item's own function do not
  *    deadlock (documented result);
+ *  - a delay over a year (365 days) is refused with EINVAL, by queue and
+ *    mod alike, leaving the item idle; exactly 365 days is accepted;
  *  - destroying a workqueue with an armed timer cancels it (message).
  */
+#include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +24,8 @@
 #include <treercu/workqueue.h>
 
 #include "check.h"
+
+#define YEAR_US (365ull * 24 * 3600 * 1000000)
 
 static atomic_int runs, in_fn;
 static atomic_long ran_at;
@@ -158,6 +164,19 @@ int main(void)
 		CHECK_EQ(atomic_load(&runs), 1);            /* the re-armed one was cancelled */
 		printf("  cancel_sync / flush_work from the own function: no deadlock\n");
 	}
+
+	/* over a year: refused, the item left idle; a year exactly: accepted */
+	errno = 0;
+	CHECK(!trcu_queue_delayed_work(wq, &dw, YEAR_US + 1));
+	CHECK_EQ(errno, EINVAL);
+	CHECK(!trcu_delayed_work_pending(&dw));
+	errno = 0;
+	CHECK(!trcu_mod_delayed_work(wq, &dw, UINT64_MAX));
+	CHECK_EQ(errno, EINVAL);
+	CHECK(!trcu_delayed_work_pending(&dw));
+	CHECK(trcu_queue_delayed_work(wq, &dw, YEAR_US));
+	CHECK(trcu_cancel_delayed_work(&dw));
+	printf("  a delay over a year: refused with EINVAL\n");
 
 	/* destroy with an armed timer: cancelled with a message */
 	CHECK(trcu_queue_delayed_work(wq, &dw, 10000000));
