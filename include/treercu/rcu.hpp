@@ -55,15 +55,30 @@
 
 #include <treercu/rcu.h>
 
-/* The C short name rcu_barrier() (a macro for trcu_rcu_barrier()) would
- * rewrite the standard's treercu::rcu_barrier(); this header's function
- * does the same thing, with or without the domain argument. */
+/* A short name rcu_barrier, a macro (treercu's for trcu_rcu_barrier(), or
+ * liburcu's from treercu's compat headers, <urcu.h> and the like), would
+ * rewrite the standard's treercu::rcu_barrier().  The macro goes; in its
+ * place the global namespace gets a using-declaration of this header's
+ * function, the same barrier, so that rcu_barrier() keeps working
+ * unqualified, and with `using namespace treercu` or `using
+ * treercu::rcu_barrier` too (they name the one function).  The compat
+ * headers, when they come after this one, declare it the same way.  The
+ * function is declared here, with its default argument, for the
+ * using-declaration to carry it; it is defined below. */
+#pragma push_macro("rcu_barrier")
 #undef rcu_barrier
-
 namespace treercu {
-
 class rcu_domain;
 rcu_domain& rcu_default_domain() noexcept;
+inline void rcu_barrier(rcu_domain& dom = rcu_default_domain()) noexcept;
+} // namespace treercu
+#pragma pop_macro("rcu_barrier")
+#ifdef rcu_barrier
+#undef rcu_barrier
+using treercu::rcu_barrier;
+#endif
+
+namespace treercu {
 
 /*
  * A region of RCU protection is a treercu read-side critical section;
@@ -111,7 +126,8 @@ inline void rcu_synchronize(rcu_domain& dom = rcu_default_domain()) noexcept
 
 // Blocks until every deleter scheduled before the call (by any thread, with
 // retire() or rcu_retire()) has run; those runs happen before the return.
-inline void rcu_barrier(rcu_domain& dom = rcu_default_domain()) noexcept
+// The default argument, rcu_default_domain(), is the declaration's above.
+inline void rcu_barrier(rcu_domain& dom) noexcept
 {
 	static_cast<void>(dom);
 	trcu_rcu_barrier();

@@ -60,6 +60,16 @@
 
 #define _rcu_assign_pointer(p, v) _rcu_set_pointer(&(p), v)
 
+/* Where <treercu/rcu.h> came first with its short names (it defines
+ * trcu_head then), its macros of these names give way: same forms, same
+ * orderings. */
+#ifdef trcu_head
+#undef rcu_dereference
+#undef rcu_set_pointer
+#undef rcu_xchg_pointer
+#undef rcu_cmpxchg_pointer
+#undef rcu_assign_pointer
+#endif
 #define rcu_dereference(p)                  _rcu_dereference(p)
 #define rcu_set_pointer(pp, v)              _rcu_set_pointer(pp, v)
 #define rcu_xchg_pointer(pp, v)             _rcu_xchg_pointer(pp, v)

@@ -23,6 +23,13 @@
 /* Compile-time test for "liburcu's API, provided by treercu". */
 #define TREERCU_URCU 1
 
+/*
+ * <treercu/rcu.h> without its short names, unless it came first with them
+ * (a C++ file that included <treercu/rcu.hpp> before these headers, say):
+ * then its struct rcu_head is the callback head here too, and liburcu's
+ * names replace those of its short names they share (urcu/pointer.h,
+ * urcu/map/).  It defines trcu_head as rcu_head exactly then.
+ */
 #ifndef TREERCU_NO_SHORT_NAMES
 #define TREERCU_NO_SHORT_NAMES 1
 #endif
@@ -41,8 +48,11 @@ extern "C" {
  * trcu_head (next, func), so that liburcu-cds (built against liburcu) and
  * treercu agree on it.  The member named next has liburcu's spelling
  * (a struct whose only member is the link) without pulling in
- * <urcu/wfcqueue.h>.
+ * <urcu/wfcqueue.h>.  After <treercu/rcu.h> with its short names the
+ * struct is that header's, the same two words (its next is the pointer
+ * itself).
  */
+#ifndef trcu_head
 struct trcu_urcu_head_link {
 	struct trcu_urcu_head_link *next;
 };
@@ -50,6 +60,7 @@ struct rcu_head {
 	struct trcu_urcu_head_link next;
 	void (*func)(struct rcu_head *head);
 };
+#endif
 
 /* Opaque: a handle that says where callbacks go (docs/from-liburcu.md). */
 struct call_rcu_data;

@@ -1,9 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /* liburcu's short names for the memb flavor (<urcu.h>-style headers define
  * URCU_API_MAP to get them).  Written by compat/urcu/gen-maps.sh from one
- * name list; every flavor's map has the same shape. */
+ * name list; every flavor's map has the same shape.  Where <treercu/rcu.h>
+ * came first with its own short names, liburcu's replace those it shares. */
 #ifndef TREERCU_URCU_MAP_MEMB_H
 #define TREERCU_URCU_MAP_MEMB_H
+#ifdef trcu_head
+#undef rcu_read_lock
+#undef rcu_read_unlock
+#undef rcu_read_ongoing
+#undef rcu_quiescent_state
+#undef rcu_thread_offline
+#undef rcu_thread_online
+#undef rcu_register_thread
+#undef rcu_unregister_thread
+#undef synchronize_rcu
+#undef start_poll_synchronize_rcu
+#undef poll_state_synchronize_rcu
+#undef call_rcu
+#undef call_rcu_before_fork
+#undef call_rcu_after_fork_parent
+#undef call_rcu_after_fork_child
+#undef rcu_barrier
+#endif
 #define rcu_read_lock                    urcu_memb_read_lock
 #define rcu_read_unlock                  urcu_memb_read_unlock
 #define rcu_read_ongoing                 urcu_memb_read_ongoing
@@ -32,7 +51,12 @@
 #define call_rcu_before_fork             urcu_memb_call_rcu_before_fork
 #define call_rcu_after_fork_parent       urcu_memb_call_rcu_after_fork_parent
 #define call_rcu_after_fork_child        urcu_memb_call_rcu_after_fork_child
+/* After <treercu/rcu.hpp> (C++), the standard's function (rcu.hpp says why). */
+#if defined(__cplusplus) && defined(TREERCU_RCU_HPP)
+using treercu::rcu_barrier;
+#else
 #define rcu_barrier                      urcu_memb_barrier
+#endif
 #define defer_rcu                        urcu_memb_defer_rcu
 #define rcu_defer_register_thread        urcu_memb_defer_register_thread
 #define rcu_defer_unregister_thread      urcu_memb_defer_unregister_thread
