@@ -58,12 +58,17 @@ static void nocb_pushback(struct rcu_data *rdp)
 	long since = sys_now_ns(), limit = nocb_pushback_limit_ns();
 	int was;
 
-	if (rcu_section_depth() || gp == rdp->pushback_gave_up_gp)
+	if (rcu_section_depth() ||
+	    gp == atomic_load_explicit(&rdp->pushback_gave_up_gp, memory_order_relaxed))
 		return;
 	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
 	was = rcu_thread_registered(r) ? rcu_enter_gp_wait(r) : 0;
 	nocb_wake(rdp->grp);
 	rcu_cb_waiter_enter();
+	/* seq_cst, before the pending checks below: pairs with
+	 * nocb_do_batch()'s waiting check after it publishes n_invoked.  A
+	 * count: the shared rcu_data's callers may wait together. */
+	atomic_fetch_add_explicit(&rdp->pushback_waiting, 1, memory_order_seq_cst);
 	while (rdp_pending(rdp) > TUN(qhimark)) {
 		uint32_t v = atomic_load_explicit(&rdp->pushback_futex, memory_order_seq_cst);
 		unsigned long gp_now = rcu_gp_seq_current();
@@ -75,19 +80,17 @@ static void nocb_pushback(struct rcu_data *rdp)
 			inv = inv_now;
 			since = now;
 		} else if (now - since >= limit) {
-			/* Owner only: read by the owner's next call_rcu(). */
-			rdp->pushback_gave_up_gp = gp;
+			/* Read by the next call_rcu() on rdp. */
+			atomic_store_explicit(&rdp->pushback_gave_up_gp, gp, memory_order_relaxed);
 			atomic_fetch_add_explicit(&nocb.n_pushback_gave_up, 1, memory_order_relaxed);
 			break;
 		}
-		/* seq_cst: pairs with nocb_do_batch()'s waiting check. */
-		atomic_store_explicit(&rdp->pushback_waiting, 1, memory_order_seq_cst);
 		if (rdp_pending(rdp) <= TUN(qhimark))
 			break;
 		sys_futex_wait(&rdp->pushback_futex, v, limit - (now - since));
 	}
 	rcu_cb_waiter_exit();
-	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&rdp->pushback_waiting, 1, memory_order_relaxed);
 	if (rcu_thread_registered(r))
 		rcu_exit_gp_wait(r, was);
 }
@@ -218,11 +221,11 @@ static void call_rcu_stranded(struct rcu_data *rdp)
  * more callbacks as the kernel's __call_rcu_core() does (qlen_last_fqs_check):
  * a request per call would run grace periods back to back while the pending
  * callbacks wait for the offload thread to get a CPU, not for a grace
- * period, each GP's membarrier interrupting the readers.  Past
- * cb_max_pending, the push-back (a thread's own rcu_data only: the shared
- * one's callers would wait behind each other's push-backs).
+ * period, each GP's membarrier interrupting the readers.  True past
+ * cb_max_pending: the caller pushes back (nocb_pushback(), outside the
+ * shared rcu_data's lock).
  */
-static void call_rcu_flood(struct rcu_data *rdp, long pending, bool own)
+static bool call_rcu_flood(struct rcu_data *rdp, long pending)
 {
 	long hi = TUN(qhimark);
 
@@ -232,8 +235,7 @@ static void call_rcu_flood(struct rcu_data *rdp, long pending, bool own)
 	} else if (pending < rdp->qlen_last_fqs_check - hi) {
 		rdp->qlen_last_fqs_check = pending;   /* drained: hurry sooner */
 	}
-	if (own && pending > TUN(cb_max_pending))
-		nocb_pushback(rdp);
+	return pending > TUN(cb_max_pending);
 }
 
 /* Push onto rdp's bypass stack.  The caller is rdp's owner (or holds
@@ -257,14 +259,17 @@ static void call_rcu_push(struct rcu_data *rdp, struct trcu_head *head,
 			      memory_order_relaxed);
 }
 
+/* What call_rcu_queue() leaves its caller to do. */
+enum call_rcu_then { CR_DONE, CR_PUSHBACK, CR_STRANDED };
+
 /*
  * Queue on rdp, whose group's offload thread runs it, and wake that thread
- * when it sleeps.  own: rdp is the calling thread's (it may be pushed
- * back).  False when the offload threads stopped under the push (the
- * caller then runs it: call_rcu_stranded()).
+ * when it sleeps.  Then: CR_PUSHBACK past cb_max_pending, CR_STRANDED when
+ * the offload threads stopped under the push (the caller runs it:
+ * call_rcu_stranded()).
  */
-static bool call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head,
-			   void (*func)(struct trcu_head *), bool lazy, bool own)
+static enum call_rcu_then call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head,
+					 void (*func)(struct trcu_head *), bool lazy)
 {
 	long pending;
 	int st;
@@ -274,7 +279,7 @@ static bool call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head,
 	 * store before its sweep.  Set: the offload threads are gone and the
 	 * sweep may have missed this push. */
 	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopped, memory_order_seq_cst)))
-		return false;
+		return CR_STRANDED;
 	if (lazy && !atomic_load_explicit(&rdp->lazy_queued, memory_order_relaxed)) {
 		atomic_store_explicit(&rdp->lazy_queued, true, memory_order_relaxed);
 	} else if (!lazy &&
@@ -305,17 +310,25 @@ static bool call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head,
 			nocb_wake(rdp->grp);
 	}
 	if (TRCU_UNLIKELY(pending > TUN(qhimark)))
-		call_rcu_flood(rdp, pending, own);
-	else if (rdp->qlen_last_fqs_check)
+		return call_rcu_flood(rdp, pending) ? CR_PUSHBACK : CR_DONE;
+	if (rdp->qlen_last_fqs_check)
 		rdp->qlen_last_fqs_check = 0;
-	return true;
+	return CR_DONE;
+}
+
+static void call_rcu_then(struct rcu_data *rdp, enum call_rcu_then then)
+{
+	if (TRCU_UNLIKELY(then == CR_PUSHBACK))
+		nocb_pushback(rdp);
+	else if (TRCU_UNLIKELY(then == CR_STRANDED))
+		call_rcu_stranded(rdp);
 }
 
 /*
  * The calling thread has no rcu_data and none can be allocated, or no
  * offload thread can be started (out of memory, thread limit): the shared
  * rcu_data, under its lock (never aborts, as liburcu's call_rcu() does not
- * once its default worker runs).  While no offload thread runs, its bypass
+ * once its default worker runs); its flood push-back after the unlock.  While no offload thread runs, its bypass
  * parks the callbacks: a caller outside a read-side section then waits for a
  * grace period and runs them itself, as after trcu_shutdown(); inside one it
  * cannot wait, and leaves them to the next such caller, rcu_barrier(), or
@@ -324,19 +337,20 @@ static bool call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head,
 static void call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
 {
 	struct rcu_data *rdp = rdp_shared_get();
-	bool linked, queued = true;
+	enum call_rcu_then then = CR_DONE;
+	bool linked;
 
 	pthread_mutex_lock(&nocb.shared_lock);
 	/* Acquire: pairs with nocb_link_shared_locked()'s release (->grp). */
 	linked = atomic_load_explicit(&nocb.shared_linked, memory_order_acquire);
 	if (linked)
-		queued = call_rcu_queue(rdp, head, func, lazy, false);
+		then = call_rcu_queue(rdp, head, func, lazy);
 	else
 		call_rcu_push(rdp, head, func);
 	pthread_mutex_unlock(&nocb.shared_lock);
-	if (!queued)
-		call_rcu_stranded(rdp);
-	else if (!linked && !rcu_section_depth() && !nocb_self)
+	if (linked)
+		call_rcu_then(rdp, then);
+	else if (!rcu_section_depth() && !nocb_self)
 		nocb_run_stranded(rdp);
 }
 
@@ -360,8 +374,7 @@ void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), boo
 		call_rcu_shared(head, func, lazy);
 		return;
 	}
-	if (TRCU_UNLIKELY(!call_rcu_queue(rdp, head, func, lazy, true)))
-		call_rcu_stranded(rdp);
+	call_rcu_then(rdp, call_rcu_queue(rdp, head, func, lazy));
 }
 
 void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *))

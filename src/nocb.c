@@ -39,6 +39,7 @@ struct nocb_state nocb = {
 };
 
 __thread struct rcu_data *nocb_rdp;
+_Atomic bool rcu_nocb_test_no_rdp;
 __thread bool nocb_self;   /* this thread is an offload thread */
 /* Set in a fork() child whose only thread is an offload thread (a callback
  * called fork()): that child may only exec or _exit (nocb_fork_check()). */
@@ -635,6 +636,7 @@ static void nocb_shared_reset(void)
 	atomic_store_explicit(&rdp->n_invoked, 0, memory_order_relaxed);
 	atomic_store_explicit(&rdp->lazy_queued, false, memory_order_relaxed);
 	atomic_store_explicit(&rdp->pushback_waiting, 0, memory_order_relaxed);
+	atomic_store_explicit(&rdp->pushback_gave_up_gp, 0, memory_order_relaxed);
 	rdp->qlen_last_fqs_check = 0;
 	rdp->barrier_entrained = false;
 	rdp->grp = NULL;
@@ -736,7 +738,8 @@ struct rcu_data *rdp_try_get(void)
 	rcu_init();
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
 		return NULL;
-	if (posix_memalign((void **)&rdp, 64, sizeof(*rdp))) {
+	if (TRCU_UNLIKELY(atomic_load_explicit(&rcu_nocb_test_no_rdp, memory_order_relaxed)) ||
+	    posix_memalign((void **)&rdp, 64, sizeof(*rdp))) {
 		nocb_warn_shared(0);
 		return NULL;
 	}

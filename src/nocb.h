@@ -27,5 +27,8 @@ enum rcu_exit_drain {
 enum rcu_exit_drain rcu_nocb_exit_drain(long stuck_ns, long *settle_ns);  /* process exit */
 void rcu_nocb_exit_report(const char *why, long frees);   /* what exit leaves behind */
 void rcu_nocb_stall_info(long *pending, long *gave_up);
+/* Tests and torture's nomem injector: a thread's callback state is not
+ * allocated, as out of memory (its callbacks take the shared queue). */
+extern _Atomic bool rcu_nocb_test_no_rdp;
 
 #endif

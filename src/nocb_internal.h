@@ -27,11 +27,11 @@ struct rcu_data {
 	_Atomic long n_queued;      /* written by the owner only */
 	_Atomic bool lazy_queued;   /* owner queued lazy callbacks */
 	_Atomic uint32_t pushback_futex;
-	_Atomic int pushback_waiting;
-	/* gp_seq at which the owner's push-back last gave up (no grace
-	 * period ended for the push-back limit): none again until it moves.
-	 * Owner only. */
-	unsigned long pushback_gave_up_gp;
+	_Atomic int pushback_waiting;   /* threads in the push-back on it */
+	/* gp_seq at which a push-back last gave up (no grace period ended
+	 * for the push-back limit): none again until it moves.  Atomic for
+	 * the shared rcu_data, whose callers push back outside its lock. */
+	_Atomic unsigned long pushback_gave_up_gp;
 	/* Pending count at the owner's last flood hurry (the kernel's
 	 * qlen_last_fqs_check): hurry again only qhimark callbacks later.
 	 * Owner only. */
@@ -100,7 +100,7 @@ struct nocb_state {
 	 * cannot be allocated, or queued while no offload thread could be
 	 * started (out of memory, thread limit).  Static, never freed,
 	 * pushed to under shared_lock by any thread (its "owner-only" fields
-	 * are the lock holder's).  Linked into group 0 at its first use once
+	 * are the lock holder's; the push-back runs after the unlock).  Linked into group 0 at its first use once
 	 * the offload threads run (shared_linked); before that its bypass
 	 * holds what was queued, run by the next call outside a section, by
 	 * rcu_barrier() or by the offload threads once they start.

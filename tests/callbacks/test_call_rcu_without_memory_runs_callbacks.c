@@ -14,6 +14,8 @@
  *    runs once the offload threads start, and rcu_barrier() covers it.
  * 3. No thread can allocate its callback state: threads queue in and out
  *    of sections through the shared queue, and every callback runs.
+ * 4. A flood on the shared queue is pushed back: callbacks pending stay
+ *    within cb_max_pending.
  * Each in its own process (common/subproc.h), with two more:
  * - trcu_shutdown() runs what was parked while no offload thread ran;
  * - exit() with callbacks parked keeps its status and says why they were
@@ -105,6 +107,29 @@ static void *queuer(void *arg)
 	return NULL;
 }
 
+#define FLOOD 200000
+#define FLOOD_MAX 20000   /* above qhimark (10000): the push-back waits down to it */
+
+static _Atomic long flood_peak;
+
+/* FLOOD callbacks from a thread with no callback state of its own,
+ * sampling the callbacks pending. */
+static void *flooder(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < FLOOD; i++) {
+		queue_one(false);
+		if (i % 100 == 0) {
+			struct trcu_stats st = { 0 };
+
+			trcu_get_stats(&st);
+			if (st.cbs_pending > atomic_load(&flood_peak))
+				atomic_store(&flood_peak, st.cbs_pending);
+		}
+	}
+	return NULL;
+}
+
 static void phases(void)
 {
 	pthread_t th[NR_THREADS];
@@ -140,11 +165,20 @@ static void phases(void)
 	CHECK(atomic_load(&failed_memaligns) >= NR_THREADS);
 	rcu_barrier();
 	CHECK(atomic_load(&freed) == 4 + NR_THREADS * PER_THREAD);
+
+	check_phase = "4: a flood on the shared queue";
+	CHECK(trcu_set_tunable("cb_max_pending", FLOOD_MAX) == 0);
+	CHECK(pthread_create(&th[0], NULL, flooder, NULL) == 0);
+	pthread_join(th[0], NULL);
+	CHECK(atomic_load(&flood_peak) <= FLOOD_MAX + 1);
+	rcu_barrier();
+	CHECK(atomic_load(&freed) == 4 + NR_THREADS * PER_THREAD + FLOOD);
 	atomic_store(&fail_memalign, false);
 
 	rcu_unregister_thread();
-	fprintf(stderr, "%ld callbacks run, %ld thread creations and %ld allocations refused\n",
-		atomic_load(&freed), atomic_load(&failed_creates), atomic_load(&failed_memaligns));
+	fprintf(stderr, "%ld callbacks run, %ld thread creations and %ld allocations refused; "
+		"flood peak %ld pending\n", atomic_load(&freed), atomic_load(&failed_creates),
+		atomic_load(&failed_memaligns), atomic_load(&flood_peak));
 	exit(0);
 }
 

@@ -3,7 +3,8 @@
  * Torture fault injectors (torture.c describes the run): signals inside
  * readers, updaters and grace-period drivers; fork() with everything in
  * flight; cancelled updaters; threads that exit inside a section; QSBR
- * threads calling every blocking API while online.
+ * threads calling every blocking API while online; threads with no memory
+ * for their callback state.
  */
 #define _GNU_SOURCE   /* pthread_timedjoin_np */
 #include <dirent.h>
@@ -21,6 +22,7 @@
 #include <treercu/rcu.h>
 
 #include "common.h"
+#include "nocb.h"
 #include "results.h"
 #include "torture.h"
 
@@ -614,6 +616,76 @@ void *qsbr_blocker_fn(void *arg)
 	rcu_thread_offline();
 	trcu_unregister_thread();
 	tt_rd_merge(r);
+	return NULL;
+}
+
+/* ---- Threads with no memory for their callback state ---- */
+
+struct nomem_cb {
+	struct rcu_head rh;
+	unsigned long cookie;            /* get_state_synchronize_rcu() at call_rcu() */
+	_Atomic unsigned long magic;
+};
+
+/* A grace period ended between the call_rcu() and now: else E_CB. */
+static void nomem_cb_fn(struct rcu_head *rh)
+{
+	struct nomem_cb *c = (struct nomem_cb *)rh;
+
+	if (atomic_load_explicit(&c->magic, memory_order_relaxed) != ELEM_MAGIC ||
+	    !poll_state_synchronize_rcu(c->cookie))
+		tt_fail(E_CB);
+	atomic_store_explicit(&c->magic, ELEM_POISON, memory_order_relaxed);
+	free(c);
+	atomic_fetch_add(&inj.nomem_cbs_run, 1);
+}
+
+/* Queue a few callbacks, half inside a section, then exit with some of
+ * them still queued on the shared queue. */
+static void *nomem_child(void *arg)
+{
+	unsigned int rng = (unsigned int)(uintptr_t)arg;
+	int n = 1 + (int)(tt_rnd(&rng) % 64);
+
+	for (int i = 0; i < n; i++) {
+		struct nomem_cb *c = malloc(sizeof(*c));
+		bool in = tt_rnd(&rng) & 1;
+
+		if (!c)
+			break;
+		atomic_store_explicit(&c->magic, ELEM_MAGIC, memory_order_relaxed);
+		if (in)
+			rcu_read_lock();
+		c->cookie = get_state_synchronize_rcu();
+		atomic_fetch_add(&inj.nomem_cbs_queued, 1);
+		call_rcu(&c->rh, nomem_cb_fn);
+		if (in)
+			rcu_read_unlock();
+	}
+	return NULL;
+}
+
+/* While on: no thread gets callback state, and a new thread every few ms
+ * queues callbacks; the run's other callback threads keep theirs. */
+void *nomem_fn(void *arg)
+{
+	unsigned int seed = 0x1f83d9abu;
+
+	(void)arg;
+	while (tt_nap(0.002)) {
+		pthread_t t;
+
+		atomic_store(&rcu_nocb_test_no_rdp, inj_on(INJ_NOMEM));
+		if (!inj_on(INJ_NOMEM))
+			continue;
+		if (pthread_create(&t, NULL, nomem_child, (void *)(uintptr_t)seed++)) {
+			tt_fail(E_THREAD);
+			break;
+		}
+		pthread_join(t, NULL);
+		atomic_fetch_add(&inj.nomem_threads, 1);
+	}
+	atomic_store(&rcu_nocb_test_no_rdp, false);
 	return NULL;
 }
 

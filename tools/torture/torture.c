@@ -64,7 +64,7 @@ const char *const err_name[E_NTYPES] = {
 };
 const char *const path_name[NPATH] = { "wakeme", "waiter_list", "gp_futex" };
 const char *const cb_kind_name[CB_NKINDS] = { "call_rcu", "call_rcu_hurry", "rcu_free" };
-const char *const inj_name[INJ_N] = { "signal", "fork", "cancel", "exit", "qsbr" };
+const char *const inj_name[INJ_N] = { "signal", "fork", "cancel", "exit", "qsbr", "nomem" };
 const char *const qb_name[QB_N] = {
 	"sync", "exp", "barrier", "cond", "cond_full", "poll", "rcu_free", "call_rcu",
 };
@@ -107,6 +107,8 @@ static void start_injectors(struct tt_threads *th, struct rd *rd)
 		spawn(th, exiter_fn, &rd[0]);
 	if (inj.enabled & (1u << INJ_QSBR))
 		spawn(th, qsbr_blocker_fn, &rd[1]);
+	if (inj.enabled & (1u << INJ_NOMEM))
+		spawn(th, nomem_fn, NULL);
 }
 
 static void start_all(struct tt_threads *th)
@@ -283,6 +285,12 @@ static void inj_final_check(void)
 			atomic_load(&inj.victim_cbs_run));
 		tt_fail(E_CANCEL);
 	}
+	if (atomic_load(&inj.nomem_cbs_queued) != atomic_load(&inj.nomem_cbs_run)) {
+		fprintf(stderr, "torture: after rcu_barrier(): nomem threads' callbacks %lu "
+			"queued, %lu run\n", atomic_load(&inj.nomem_cbs_queued),
+			atomic_load(&inj.nomem_cbs_run));
+		tt_fail(E_CB);
+	}
 }
 
 static void inj_report(const struct trcu_stats *st)
@@ -318,6 +326,10 @@ static void inj_report(const struct trcu_stats *st)
 	if (inj.enabled & (1u << INJ_EXIT))
 		printf("exit: %lu threads exited inside a read-side section (%lu nested)\n",
 		       atomic_load(&inj.exits), atomic_load(&inj.exits_nested));
+	if (inj.enabled & (1u << INJ_NOMEM))
+		printf("nomem: %lu threads with no memory for their callback state, callbacks "
+		       "%lu queued, %lu run\n", atomic_load(&inj.nomem_threads),
+		       atomic_load(&inj.nomem_cbs_queued), atomic_load(&inj.nomem_cbs_run));
 	if (inj.enabled & (1u << INJ_QSBR)) {
 		printf("qsbr: online QSBR thread's blocking calls:");
 		for (int k = 0; k < QB_N; k++)
@@ -407,6 +419,9 @@ static void inj_json(struct json *j)
 	json_int(j, "forks_failed", (long long)atomic_load(&inj.fork_failed));
 	json_int(j, "cancels", (long long)atomic_load(&inj.cancels));
 	json_int(j, "exits_in_section", (long long)atomic_load(&inj.exits));
+	json_int(j, "nomem_threads", (long long)atomic_load(&inj.nomem_threads));
+	json_int(j, "nomem_cbs_queued", (long long)atomic_load(&inj.nomem_cbs_queued));
+	json_int(j, "nomem_cbs_run", (long long)atomic_load(&inj.nomem_cbs_run));
 	for (int k = 0; k < QB_N; k++) {
 		char name[32];
 
@@ -506,8 +521,9 @@ const struct tool_opt torture_opts[] = {
 	       "grace-period drivers), fork (the child runs a short torture of every API and "
 	       "exits; not in the sanitizer builds), cancel (pthread_cancel() of updaters, "
 	       "then restarted), exit (threads exit inside a read-side section), qsbr (an "
-	       "online QSBR thread calls every blocking API); a list runs its injectors "
-	       "all the time"),
+	       "online QSBR thread calls every blocking API), nomem (short-lived threads "
+	       "get no memory for their callback state and queue on the shared queue); a "
+	       "list runs its injectors all the time"),
 	TOPT_I("inject-ms", "MS", "milliseconds", 10, 3600000, 1000, 1000,
 	       "with --inject all: how long each injector runs before the next"),
 	TOPT_I("signal-us", "US", "microseconds", 1, 1000000, 50, 50,

@@ -145,11 +145,12 @@ extern struct tk_state tk;
  * inside any instruction of a reader, an updater or a grace-period driver;
  * fork() with everything in flight, the child using every API; updaters
  * cancelled wherever they are; threads that exit inside a read-side
- * section; QSBR threads that call every blocking API while online.
+ * section; QSBR threads that call every blocking API while online; threads
+ * with no memory for their callback state.
  * --inject names the ones to run; "all" (the default) rotates them, one at a
  * time for --inject-ms each, as --sync-path all rotates the wake paths.
  */
-enum { INJ_SIGNAL, INJ_FORK, INJ_CANCEL, INJ_EXIT, INJ_QSBR, INJ_N };
+enum { INJ_SIGNAL, INJ_FORK, INJ_CANCEL, INJ_EXIT, INJ_QSBR, INJ_NOMEM, INJ_N };
 extern const char *const inj_name[INJ_N];
 
 enum { QB_SYNC, QB_EXP, QB_BARRIER, QB_COND, QB_COND_FULL, QB_POLL, QB_FREE, QB_CALL, QB_N };
@@ -174,6 +175,8 @@ struct inj_state {
 	_Atomic unsigned long forks, fork_failed;
 	_Atomic unsigned long cancels, victim_cbs_queued, victim_cbs_run, victim_ops;
 	_Atomic unsigned long exits, exits_nested;
+	/* nomem: short-lived threads whose callback state is refused. */
+	_Atomic unsigned long nomem_threads, nomem_cbs_queued, nomem_cbs_run;
 	_Atomic unsigned long qsbr_calls[QB_N];
 	int slots_before, slots_after;   /* registered slots before and after the run */
 };
@@ -255,5 +258,6 @@ void *forker_fn(void *arg);
 void *canceller_fn(void *arg);
 void *exiter_fn(void *arg);
 void *qsbr_blocker_fn(void *arg);
+void *nomem_fn(void *arg);
 
 #endif
