@@ -225,7 +225,7 @@ static void call_rcu_stranded(struct rcu_data *rdp)
  * cb_max_pending: the caller pushes back (nocb_pushback(), outside the
  * shared rcu_data's lock).
  */
-static bool call_rcu_flood(struct rcu_data *rdp, long pending)
+static inline bool call_rcu_flood(struct rcu_data *rdp, long pending)
 {
 	long hi = TUN(qhimark);
 
@@ -238,12 +238,13 @@ static bool call_rcu_flood(struct rcu_data *rdp, long pending)
 	return pending > TUN(cb_max_pending);
 }
 
-/* Push onto rdp's bypass stack.  The caller is rdp's owner (or holds
- * nocb.shared_lock for the shared one). */
-static void call_rcu_push(struct rcu_data *rdp, struct trcu_head *head,
-			  void (*func)(struct trcu_head *))
+/* Push onto rdp's bypass stack; returns rdp's queued count.  The caller
+ * is rdp's owner (or holds nocb.shared_lock for the shared one). */
+static inline __attribute__((always_inline)) long
+call_rcu_push(struct rcu_data *rdp, struct trcu_head *head, void (*func)(struct trcu_head *))
 {
 	struct trcu_head *old;
+	long n;
 
 	head->func = func;
 	old = atomic_load_explicit(&rdp->bypass, memory_order_relaxed);
@@ -254,9 +255,9 @@ static void call_rcu_push(struct rcu_data *rdp, struct trcu_head *head,
 	} while (!atomic_compare_exchange_weak_explicit(&rdp->bypass, &old, head,
 							memory_order_seq_cst,
 							memory_order_relaxed));
-	atomic_store_explicit(&rdp->n_queued,
-			      atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	n = atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) + 1;
+	atomic_store_explicit(&rdp->n_queued, n, memory_order_relaxed);
+	return n;
 }
 
 /* What call_rcu_queue() leaves its caller to do. */
@@ -268,13 +269,13 @@ enum call_rcu_then { CR_DONE, CR_PUSHBACK, CR_STRANDED };
  * the offload threads stopped under the push (the caller runs it:
  * call_rcu_stranded()).
  */
-static enum call_rcu_then call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head,
-					 void (*func)(struct trcu_head *), bool lazy)
+static inline __attribute__((always_inline)) enum call_rcu_then
+call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head, void (*func)(struct trcu_head *),
+	       bool lazy)
 {
-	long pending;
+	long n = call_rcu_push(rdp, head, func), pending;
 	int st;
 
-	call_rcu_push(rdp, head, func);
 	/* seq_cst, after the seq_cst CAS: pairs with rcu_nocb_shutdown()'s
 	 * store before its sweep.  Set: the offload threads are gone and the
 	 * sweep may have missed this push. */
@@ -297,8 +298,7 @@ static enum call_rcu_then call_rcu_queue(struct rcu_data *rdp, struct trcu_head 
 	/* Wake the offload thread only if it sleeps with nothing to do (or
 	 * only lazy work, for a non-lazy callback): one wake-up per batch. */
 	st = atomic_load_explicit(&rdp->grp->state, memory_order_seq_cst);
-	pending = atomic_load_explicit(&rdp->n_queued, memory_order_relaxed) -
-		  atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
+	pending = n - atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
 	/* A batch held back (nocb_batch_sleep()) ends early for a flood or a
 	 * thread waiting for the offload thread.  seq_cst ->state load after
 	 * the seq_cst push: pairs with nocb_batch_sleep()'s NOCB_BATCH store
@@ -316,7 +316,7 @@ static enum call_rcu_then call_rcu_queue(struct rcu_data *rdp, struct trcu_head 
 	return CR_DONE;
 }
 
-static void call_rcu_then(struct rcu_data *rdp, enum call_rcu_then then)
+static inline void call_rcu_then(struct rcu_data *rdp, enum call_rcu_then then)
 {
 	if (TRCU_UNLIKELY(then == CR_PUSHBACK))
 		nocb_pushback(rdp);
@@ -334,7 +334,8 @@ static void call_rcu_then(struct rcu_data *rdp, enum call_rcu_then then)
  * cannot wait, and leaves them to the next such caller, rcu_barrier(), or
  * the offload threads once one starts.
  */
-static void call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
+static __attribute__((noinline, cold)) void
+call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
 {
 	struct rcu_data *rdp = rdp_shared_get();
 	enum call_rcu_then then = CR_DONE;
@@ -346,7 +347,7 @@ static void call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_hea
 	if (linked)
 		then = call_rcu_queue(rdp, head, func, lazy);
 	else
-		call_rcu_push(rdp, head, func);
+		(void)call_rcu_push(rdp, head, func);
 	pthread_mutex_unlock(&nocb.shared_lock);
 	if (linked)
 		call_rcu_then(rdp, then);
