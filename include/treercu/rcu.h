@@ -494,9 +494,9 @@ struct trcu_head {
 
 /* Queue func(head) to run after a grace period.  May be lazy (tunable
  * "lazy"): the callback may wait up to lazy_flush_ms to save wake-ups.
- * No error return: a thread's first call, which allocates its callback
- * state, aborts with a message when it cannot (docs/design.md,
- * "Allocation failure").  A head may be queued again only once its
+ * No error return, and no abort for want of memory or threads: a thread
+ * whose callback state cannot be allocated queues on one shared queue
+ * (docs/design.md, "Allocation failure").  A head may be queued again only once its
  * callback has started: queued twice, it corrupts the callback list (other
  * callbacks are lost); the TREERCU_DEBUG_OBJECTS build aborts naming it. */
 TRCU_API void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *head));

@@ -24,7 +24,7 @@
  *    with ENOMEM, the topology queries -ENOMEM, the first delayed item
  *    (which needs the timer heap) is refused with ENOMEM rather than run at
  *    once; all work once memory is back;
- *  - nth_allocation_fails: a scenario of registrations, workqueues (per-CPU
+ *  - nth_allocation_fails: a scenario of registrations, callbacks, workqueues (per-CPU
  *    and unbound, immediate and delayed work, flush, destroy), a fan-out
  *    change and grace periods of each kind, run once per allocation it
  *    makes with that one allocation failing: every call returns success or
@@ -410,6 +410,15 @@ static void scenario_wq(unsigned int flags)
 	CHECK_EQ(trcu_destroy_workqueue(wq), 0);
 }
 
+static struct rcu_head scenario_heads[4];
+static _Atomic int scenario_cbs;
+
+static void scenario_cb(struct rcu_head *h)
+{
+	(void)h;
+	atomic_fetch_add(&scenario_cbs, 1);
+}
+
 static void scenario(void)
 {
 	struct parked *p;
@@ -434,6 +443,16 @@ static void scenario(void)
 	synchronize_rcu_expedited();
 	cookie = start_poll_synchronize_rcu();
 	CHECK_WITHIN_MS(poll_state_synchronize_rcu(cookie), 30000);
+	/* call_rcu() never fails: each callback runs, wherever it queued. */
+	for (int i = 0; i < 4; i++) {
+		if (i & 1)
+			rcu_read_lock();
+		call_rcu(&scenario_heads[i], scenario_cb);
+		if (i & 1)
+			rcu_read_unlock();
+	}
+	rcu_barrier();
+	CHECK_EQ(atomic_load(&scenario_cbs), 4);
 	CHECK_EQ(stats().nr_slots >= registered, 1);
 	park_release_all();
 	trcu_wq_shutdown();
