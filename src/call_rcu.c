@@ -240,8 +240,8 @@ static inline bool call_rcu_flood(struct rcu_data *rdp, long pending)
 
 /* Push onto rdp's bypass stack; returns rdp's queued count.  The caller
  * is rdp's owner (or holds nocb.shared_lock for the shared one). */
-static inline __attribute__((always_inline)) long
-call_rcu_push(struct rcu_data *rdp, struct trcu_head *head, void (*func)(struct trcu_head *))
+static rcu_always_inline long call_rcu_push(struct rcu_data *rdp, struct trcu_head *head,
+					   void (*func)(struct trcu_head *))
 {
 	struct trcu_head *old;
 	long n;
@@ -269,9 +269,10 @@ enum call_rcu_then { CR_DONE, CR_PUSHBACK, CR_STRANDED };
  * the offload threads stopped under the push (the caller runs it:
  * call_rcu_stranded()).
  */
-static inline __attribute__((always_inline)) enum call_rcu_then
-call_rcu_queue(struct rcu_data *rdp, struct trcu_head *head, void (*func)(struct trcu_head *),
-	       bool lazy)
+static rcu_always_inline enum call_rcu_then call_rcu_queue(struct rcu_data *rdp,
+							   struct trcu_head *head,
+							   void (*func)(struct trcu_head *),
+							   bool lazy)
 {
 	long n = call_rcu_push(rdp, head, func), pending;
 	int st;
@@ -334,8 +335,8 @@ static inline void call_rcu_then(struct rcu_data *rdp, enum call_rcu_then then)
  * cannot wait, and leaves them to the next such caller, rcu_barrier(), or
  * the offload threads once one starts.
  */
-static __attribute__((noinline, cold)) void
-call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)
+static rcu_cold void call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_head *),
+				     bool lazy)
 {
 	struct rcu_data *rdp = rdp_shared_get();
 	enum call_rcu_then then = CR_DONE;

@@ -249,6 +249,11 @@ struct tun_values {
  * value is used on its own. */
 #define TUN(name) atomic_load_explicit(&rcu_state.tun.name, memory_order_relaxed)
 
+/* Hot-path steps kept inline where a split would cost a call, and the
+ * rare path kept out of line. */
+#define rcu_always_inline inline __attribute__((always_inline))
+#define rcu_cold __attribute__((noinline, cold))
+
 /* ---- The one RCU state structure ----------------------------------------- */
 struct rcu_state {
 	/* Grace-period sequence (state in the low bits).  Written by the driver
@@ -303,6 +308,10 @@ struct rcu_state {
 	bool exp_at_init;                /* ... and counted in exp_seq */
 	bool sr_uncovered;               /* sr waiters left for a later GP */
 	_Atomic int exp_waiters;         /* synchronize_rcu_expedited() callers */
+	/* The furthest GP a polled expedited request wants
+	 * (start_poll_synchronize_rcu_expedited()): GPs up to it are
+	 * expedited, as while an expedited caller waits. */
+	_Atomic unsigned long exp_poll_seq;
 	long gp_start_ns;
 
 	_Atomic bool shutting_down;
