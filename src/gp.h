@@ -61,9 +61,13 @@ void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg)
 bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
 
 /* ---- src/gp.c ---- */
+/* An expedited caller waits, or a polled expedited request is not done.
+ * Relaxed: hints the driver reads at each GP start and FQS wait; the
+ * requesters kick a sleeping driver (rcu_gp_kick_driver()). */
 static inline bool rcu_exp_pending(void)
 {
-	return atomic_load_explicit(&rcu_state.exp_waiters, memory_order_relaxed) > 0;
+	return atomic_load_explicit(&rcu_state.exp_waiters, memory_order_relaxed) > 0 ||
+	       !rcu_seq_done(atomic_load_explicit(&rcu_state.exp_poll_seq, memory_order_relaxed));
 }
 
 static inline void cpu_relax(void)

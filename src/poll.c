@@ -57,6 +57,66 @@ unsigned long trcu_start_poll_synchronize_rcu(void)
 	return s;
 }
 
+/*
+ * Polled expedited grace periods (the kernel's
+ * start_poll_synchronize_rcu_expedited()): the cookie's GP is requested as
+ * start_poll's is, and marked expedited up to it (exp_poll_seq, raised by
+ * a CAS loop), so that its driver, the GP kthread or whoever takes it,
+ * runs it without sleeps; a driver sleeping in its FQS wait is kicked.
+ */
+static void rcu_exp_poll_request(unsigned long s)
+{
+	unsigned long cur = atomic_load_explicit(&rcu_state.exp_poll_seq, memory_order_relaxed);
+
+	/* Relaxed: a hint (rcu_exp_pending()); the kick below wakes a
+	 * sleeping driver, whose next check reads it. */
+	while (ULONG_CMP_LT(cur, s) &&
+	       !atomic_compare_exchange_weak_explicit(&rcu_state.exp_poll_seq, &cur, s,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+unsigned long trcu_start_poll_synchronize_rcu_expedited(void)
+{
+	struct rcu_thread *r = &rcu_thread_tls;
+	unsigned long s;
+
+	rcu_init();
+	s = trcu_get_state_synchronize_rcu();
+	rcu_exp_poll_request(s);
+	rcu_gp_start_poll(s, r->slot >= 0 ? r : NULL);
+	rcu_gp_kick_driver();
+	return s;
+}
+
+void trcu_start_poll_synchronize_rcu_expedited_full(struct trcu_gp_oldstate *rgosp)
+{
+	struct rcu_thread *r = &rcu_thread_tls;
+
+	rcu_init();
+	trcu_get_state_synchronize_rcu_full(rgosp);
+	rcu_exp_poll_request(rgosp->rgos_norm);
+	rcu_gp_start_poll(rgosp->rgos_norm, r->slot >= 0 ? r : NULL);
+	rcu_gp_kick_driver();
+}
+
+void trcu_cond_synchronize_rcu_expedited(unsigned long cookie)
+{
+	if (!trcu_poll_state_synchronize_rcu(cookie))
+		trcu_synchronize_rcu_expedited();
+}
+
+void trcu_cond_synchronize_rcu_expedited_full(struct trcu_gp_oldstate *rgosp)
+{
+	if (!trcu_poll_state_synchronize_rcu_full(rgosp))
+		trcu_synchronize_rcu_expedited();
+}
+
+bool trcu_same_state_synchronize_rcu(unsigned long a, unsigned long b)
+{
+	return a == b;
+}
+
 bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 {
 	if (cookie == TRCU_GET_STATE_COMPLETED ||

@@ -37,6 +37,7 @@ struct rcu_state rcu_state = {
 	.gp_seq_needed = RCU_SEQ_INIT,
 	.exp_seq = RCU_SEQ_INIT,
 	.sr_init_seq = RCU_SEQ_INIT,
+	.exp_poll_seq = RCU_SEQ_INIT,
 	.gp_mutex = PTHREAD_MUTEX_INITIALIZER,
 	.ofl_lock = PTHREAD_MUTEX_INITIALIZER,
 };

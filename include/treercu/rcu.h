@@ -468,6 +468,13 @@ TRCU_API unsigned long trcu_start_poll_synchronize_rcu(void);
 TRCU_API bool trcu_poll_state_synchronize_rcu(unsigned long cookie);
 TRCU_API void trcu_cond_synchronize_rcu(unsigned long cookie);
 TRCU_API unsigned long trcu_get_completed_synchronize_rcu(void);
+/* Two cookies name the same grace-period state. */
+TRCU_API bool trcu_same_state_synchronize_rcu(unsigned long a, unsigned long b);
+/* Expedited: start_poll's cookie, its grace period driven without sleeps
+ * (as while a synchronize_rcu_expedited() caller waits); cond_ waits with
+ * synchronize_rcu_expedited() when the cookie is not done. */
+TRCU_API unsigned long trcu_start_poll_synchronize_rcu_expedited(void);
+TRCU_API void trcu_cond_synchronize_rcu_expedited(unsigned long cookie);
 
 /* Full cookies: satisfied by a normal or an expedited grace period, and
  * exact (no false "completed" across wrap). */
@@ -482,6 +489,8 @@ TRCU_API void trcu_cond_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
 TRCU_API void trcu_get_completed_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp);
 TRCU_API bool trcu_same_state_synchronize_rcu_full(struct trcu_gp_oldstate *a,
 					  struct trcu_gp_oldstate *b);
+TRCU_API void trcu_start_poll_synchronize_rcu_expedited_full(struct trcu_gp_oldstate *rgosp);
+TRCU_API void trcu_cond_synchronize_rcu_expedited_full(struct trcu_gp_oldstate *rgosp);
 
 /* ---- Callbacks (src/nocb.c) ------------------------------------------------ */
 
@@ -637,6 +646,11 @@ TRCU_API const char *trcu_version(void);
 #define cond_synchronize_rcu_full           trcu_cond_synchronize_rcu_full
 #define get_completed_synchronize_rcu_full  trcu_get_completed_synchronize_rcu_full
 #define same_state_synchronize_rcu_full     trcu_same_state_synchronize_rcu_full
+#define same_state_synchronize_rcu          trcu_same_state_synchronize_rcu
+#define start_poll_synchronize_rcu_expedited trcu_start_poll_synchronize_rcu_expedited
+#define cond_synchronize_rcu_expedited      trcu_cond_synchronize_rcu_expedited
+#define start_poll_synchronize_rcu_expedited_full trcu_start_poll_synchronize_rcu_expedited_full
+#define cond_synchronize_rcu_expedited_full trcu_cond_synchronize_rcu_expedited_full
 #define RCU_GET_STATE_COMPLETED        TRCU_GET_STATE_COMPLETED
 #define call_rcu                       trcu_call_rcu
 #define call_rcu_hurry                 trcu_call_rcu_hurry

@@ -4,7 +4,9 @@
  * after it was taken; start_poll makes the GP happen by itself;
  * cond_synchronize_rcu() waits only when needed; the completed constant is
  * always done; full cookies are satisfied by normal or expedited GPs; all of
- * it across the gp_seq wrap (gp_seq starts 300 GPs before wrapping).
+ * it across the gp_seq wrap (gp_seq starts 300 GPs before wrapping).  The
+ * expedited polled calls: their cookie completes with nobody else driving,
+ * a reader still holds it, and cond_ waits for it.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -65,13 +67,37 @@ int main(void)
 	CHECK(!poll_state_synchronize_rcu_full(&c));
 	synchronize_rcu_expedited();
 	CHECK(poll_state_synchronize_rcu_full(&c));
+	/* Polled expedited: completes by itself, held by a reader. */
+	ck = start_poll_synchronize_rcu_expedited();
+	for (int i = 0; i < 100000 && !poll_state_synchronize_rcu(ck); i++)
+		usleep(10);
+	CHECK(poll_state_synchronize_rcu(ck));
+	start_poll_synchronize_rcu_expedited_full(&b);
+	for (int i = 0; i < 100000 && !poll_state_synchronize_rcu_full(&b); i++)
+		usleep(10);
+	CHECK(poll_state_synchronize_rcu_full(&b));
+	holder_start(&reader);
+	ck = start_poll_synchronize_rcu_expedited();
+	start_poll_synchronize_rcu_expedited_full(&c);
+	usleep(20000);
+	CHECK(!poll_state_synchronize_rcu(ck));
+	CHECK(!poll_state_synchronize_rcu_full(&c));
+	holder_release(&reader);
+	cond_synchronize_rcu_expedited(ck);
+	CHECK(poll_state_synchronize_rcu(ck));
+	cond_synchronize_rcu_expedited_full(&c);
+	CHECK(poll_state_synchronize_rcu_full(&c));
+	cond_synchronize_rcu_expedited(get_completed_synchronize_rcu());
+
 	/* Same state compares. */
 	get_state_synchronize_rcu_full(&a);
 	get_state_synchronize_rcu_full(&b);
 	CHECK(trcu_same_state_synchronize_rcu_full(&a, &b));
 	ck2 = get_state_synchronize_rcu();
+	CHECK(same_state_synchronize_rcu(ck2, get_state_synchronize_rcu()));
 	synchronize_rcu();
 	CHECK(ck2 != get_state_synchronize_rcu());
+	CHECK(!same_state_synchronize_rcu(ck2, get_state_synchronize_rcu()));
 	rcu_unregister_thread();
 	printf("test_polled: OK\n");
 	return 0;
