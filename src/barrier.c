@@ -161,19 +161,26 @@ static void __rcu_barrier_cbs(void)
 	if (nocb_self)
 		sys_die("rcu_barrier() called from an RCU callback: it would wait for itself");
 	rcu_init();
+	/* Acquire: pairs with nocb_start()'s release (its groups, and the
+	 * shared rcu_data linked into them). */
 	if (!atomic_load_explicit(&nocb.started, memory_order_acquire)) {
-		/* No callback was ever queued, or none could start an offload
-		 * thread: those are parked on the shared rcu_data, and run
-		 * here (a grace period first). */
-		if (nocb_shared_parked())
-			nocb_run_stranded(&nocb.shared);
-		return;
+		/* No callback was ever queued, or no offload thread could
+		 * start: the ones queued are parked on the shared rcu_data.
+		 * Try to start one; else run them here (a grace period first),
+		 * after any run in flight. */
+		if (!nocb_shared_parked() || !nocb_start()) {
+			nocb_run_shared();
+			return;
+		}
 	}
 	/* Quiescent while it waits, as synchronize_rcu() is: an online QSBR
 	 * caller would otherwise hold up the grace periods it waits for. */
 	registered = rcu_thread_registered(r);
 	was = registered ? rcu_enter_gp_wait(r) : 0;
 	rcu_barrier_wait(-1);
+	/* Parked callbacks that a run began on before the offload threads
+	 * adopted the shared rcu_data. */
+	nocb_wait_shared_runs();
 	if (registered)
 		rcu_exit_gp_wait(r, was);
 }
@@ -195,6 +202,10 @@ void rcu_nocb_stats(struct trcu_stats *st)
 {
 	long q = atomic_load_explicit(&nocb.n_queued_dead, memory_order_relaxed);
 	long inv = atomic_load_explicit(&nocb.n_invoked_dead, memory_order_relaxed);
+	/* Read once, before the walk: the shared rcu_data is counted from the
+	 * groups' lists when linked then, else here, never twice.  Acquire:
+	 * pairs with the link's release. */
+	bool shared_linked = atomic_load_explicit(&nocb.shared_linked, memory_order_acquire);
 
 	if (atomic_load_explicit(&nocb.started, memory_order_acquire)) {
 		for (int i = 0; i < nocb.nr_groups; i++) {
@@ -202,6 +213,8 @@ void rcu_nocb_stats(struct trcu_stats *st)
 
 			pthread_mutex_lock(&grp->lock);
 			for (struct rcu_data *rdp = grp->rdps; rdp; rdp = rdp->next) {
+				if (rdp == &nocb.shared && !shared_linked)
+					continue;   /* linked during the walk */
 				q += atomic_load_explicit(&rdp->n_queued, memory_order_relaxed);
 				inv += atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
 			}
@@ -210,7 +223,7 @@ void rcu_nocb_stats(struct trcu_stats *st)
 		st->nocb_threads = nocb.nr_groups;
 	}
 	/* The shared rcu_data in no group yet (zero when never used). */
-	if (!atomic_load_explicit(&nocb.shared_linked, memory_order_acquire)) {
+	if (!shared_linked) {
 		q += atomic_load_explicit(&nocb.shared.n_queued, memory_order_relaxed);
 		inv += atomic_load_explicit(&nocb.shared.n_invoked, memory_order_relaxed);
 	}
@@ -221,15 +234,41 @@ void rcu_nocb_stats(struct trcu_stats *st)
 	st->nocb_defers = atomic_load_explicit(&nocb.n_defer, memory_order_relaxed);
 }
 
+/*
+ * Shutdown with no offload thread running (none was needed, or none could
+ * start): none may start from now on (->stopping, under nocb.lock, which
+ * nocb_start() checks), and the parked callbacks run here, again while
+ * callbacks queue more.  ->stopped then sends a later push to run its
+ * callback itself (call_rcu_shared()); the run after the store catches a
+ * push that missed it.  False when an offload thread started first.
+ */
+static bool rcu_nocb_shutdown_unstarted(void)
+{
+	bool started;
+
+	pthread_mutex_lock(&nocb.lock);
+	started = atomic_load_explicit(&nocb.started, memory_order_relaxed);
+	if (!started)
+		atomic_store_explicit(&nocb.stopping, true, memory_order_release);
+	pthread_mutex_unlock(&nocb.lock);
+	if (started)
+		return false;   /* one started meanwhile: the full shutdown */
+	for (int i = 0; i < 100 && nocb_shared_parked(); i++)
+		nocb_run_shared();
+	/* seq_cst: pairs with call_rcu_shared()'s load after its push. */
+	atomic_store_explicit(&nocb.stopped, true, memory_order_seq_cst);
+	nocb_run_shared();
+	/* Release: pairs with rcu_barrier()'s acquire. */
+	atomic_store_explicit(&nocb.swept, true, memory_order_release);
+	return true;
+}
+
 /* Run every callback, then stop and join the offload threads. */
 void rcu_nocb_shutdown(void)
 {
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire)) {
-		/* Callbacks parked while no offload thread could start. */
-		if (nocb_shared_parked())
-			nocb_run_stranded(&nocb.shared);
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) &&
+	    rcu_nocb_shutdown_unstarted())
 		return;
-	}
 	/* Callbacks may queue callbacks: repeat while the barrier finds work. */
 	for (int i = 0; i < 100; i++) {
 		struct trcu_stats st = { 0 };

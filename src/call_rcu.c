@@ -24,7 +24,8 @@
 /*
  * Flood push-back: a thread with more than cb_max_pending callbacks not yet
  * run waits (outside read-side sections only: inside one, waiting for a
- * grace period would wait for itself) until it is back under qhimark, but
+ * grace period would wait for itself; not on an online QSBR thread nor on
+ * an offload thread, see nocb_pushback()) until it is back under qhimark, but
  * only while grace periods end or its callbacks run: after
  * nocb_pushback_limit_ns() with neither (a reader stalled in a section), it
  * returns, and the thread queues without push-back until the next grace
@@ -58,7 +59,11 @@ static void nocb_pushback(struct rcu_data *rdp)
 	long since = sys_now_ns(), limit = nocb_pushback_limit_ns();
 	int was;
 
-	if (rcu_section_depth() ||
+	/* Not where waiting would be wrong: inside a section, on an online
+	 * QSBR thread (its wait would count it quiescent while it holds
+	 * references), on an offload thread (a callback flooding its own
+	 * group would wait for itself). */
+	if (rcu_caller_reading() || nocb_self ||
 	    gp == atomic_load_explicit(&rdp->pushback_gave_up_gp, memory_order_relaxed))
 		return;
 	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
@@ -96,8 +101,10 @@ static void nocb_pushback(struct rcu_data *rdp)
 }
 
 /*
- * Run, after a grace period, the callbacks left on rdp's bypass list once
- * the offload threads are gone: a call_rcu() that saw ->stopping still
+ * Run, after a grace period, the callbacks left on rdp's bypass list when
+ * no offload thread runs them: the shared rcu_data's parked ones
+ * (nocb_run_shared()), and those left once the offload threads are gone:
+ * a call_rcu() that saw ->stopping still
  * false may push after its group's thread made its last pass and exited
  * (tests/process/test_shutdown_runs_late_callback.c; with normal_wake_from_gp=0 the callback
  * was a synchronize_rcu() caller's wake-up, and the caller hung).  The
@@ -139,11 +146,33 @@ void nocb_run_stranded(struct rcu_data *rdp)
 	sys_cancel_restore(cs);
 	nocb_self = was_self;
 	/* An RMW: the shutdown's sweep and the owner may both run one now
-	 * that no offload thread does.  Relaxed: only the statistics read it
-	 * here; an rcu_barrier() after the sweep is ordered by ->swept's
-	 * release/acquire, and the owner's flood check cannot fire (every
-	 * later call_rcu() takes the after-shutdown path). */
-	atomic_fetch_add_explicit(&rdp->n_invoked, n, memory_order_relaxed);
+	 * that no offload thread does, and the shared rcu_data's parked
+	 * callbacks run here while its offload thread may start.  seq_cst,
+	 * as nocb_publish_invoked(): a push-back waiting on the shared
+	 * rcu_data reads it. */
+	atomic_fetch_add_explicit(&rdp->n_invoked, n, memory_order_seq_cst);
+}
+
+/*
+ * Run the shared rcu_data's parked callbacks after a grace period, on the
+ * caller (rcu_barrier(), trcu_shutdown(): blocking calls, outside any
+ * section), one run at a time: shared_run_lock is held across the
+ * exchange, the wait and the callbacks, so that an rcu_barrier() that
+ * finds the bypass empty while another caller's run is in flight waits
+ * for that run (nocb_wait_shared_runs()).
+ */
+void nocb_run_shared(void)
+{
+	pthread_mutex_lock(&nocb.shared_run_lock);
+	nocb_run_stranded(&nocb.shared);
+	pthread_mutex_unlock(&nocb.shared_run_lock);
+}
+
+/* Wait for a run of the shared rcu_data's callbacks in flight. */
+void nocb_wait_shared_runs(void)
+{
+	pthread_mutex_lock(&nocb.shared_run_lock);
+	pthread_mutex_unlock(&nocb.shared_run_lock);
 }
 
 /*
@@ -163,7 +192,10 @@ void nocb_sweep_stranded(void)
 		rdp = grp->rdps;
 		pthread_mutex_unlock(&grp->lock);
 		while (rdp) {
-			nocb_run_stranded(rdp);
+			if (rdp == &nocb.shared)
+				nocb_run_shared();
+			else
+				nocb_run_stranded(rdp);
 			pthread_mutex_lock(&grp->lock);
 			rdp = rdp->next;
 			pthread_mutex_unlock(&grp->lock);
@@ -176,7 +208,7 @@ void nocb_sweep_stranded(void)
  * here and run the callback (outside a read-side section), or keep it. */
 static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct trcu_head *))
 {
-	if (rcu_section_depth()) {
+	if (rcu_caller_reading()) {
 		sys_warn("call_rcu() inside a read-side section after trcu_shutdown(): "
 			  "callback %p not run", (void *)head);
 		debug_rcu_head_unqueue(head);
@@ -193,16 +225,19 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	debug_rcu_head_unqueue(head);
 	func(head);
 	/* Callbacks this thread left queued inside a section while the
-	 * offload threads stopped (call_rcu_stranded()). */
+	 * offload threads stopped (call_rcu_stranded()), and any left on
+	 * the shared rcu_data. */
 	if (nocb_rdp)
 		nocb_run_stranded(nocb_rdp);
+	if (atomic_load_explicit(&nocb.shared.bypass, memory_order_acquire))
+		nocb_run_shared();
 }
 
 /* The push went in after the offload threads stopped: run it here, as
  * call_rcu_after_shutdown() does (not inside a read-side section). */
 static void call_rcu_stranded(struct rcu_data *rdp)
 {
-	if (rcu_section_depth()) {
+	if (rcu_caller_reading()) {
 		/* No grace period can be waited for here.  The shutdown's sweep
 		 * runs it if it has not passed this list yet; else this
 		 * thread's next call_rcu() outside a section does
@@ -212,7 +247,10 @@ static void call_rcu_stranded(struct rcu_data *rdp)
 			  "call_rcu() outside a read-side section");
 		return;
 	}
-	nocb_run_stranded(rdp);
+	if (rdp == &nocb.shared)
+		nocb_run_shared();
+	else
+		nocb_run_stranded(rdp);
 }
 
 /*
@@ -329,11 +367,13 @@ static inline void call_rcu_then(struct rcu_data *rdp, enum call_rcu_then then)
  * The calling thread has no rcu_data and none can be allocated, or no
  * offload thread can be started (out of memory, thread limit): the shared
  * rcu_data, under its lock (never aborts, as liburcu's call_rcu() does not
- * once its default worker runs); its flood push-back after the unlock.  While no offload thread runs, its bypass
- * parks the callbacks: a caller outside a read-side section then waits for a
- * grace period and runs them itself, as after trcu_shutdown(); inside one it
- * cannot wait, and leaves them to the next such caller, rcu_barrier(), or
- * the offload threads once one starts.
+ * once its default worker runs); its flood push-back after the unlock.
+ * While no offload thread runs, its bypass parks the callbacks: call_rcu()
+ * never runs a callback nor waits for a grace period (the caller may hold
+ * a lock a callback or a reader takes, or be an online QSBR thread holding
+ * references); they run once an offload thread starts, or in rcu_barrier()
+ * or trcu_shutdown() (nocb_run_shared()).  A push that sees the offload
+ * threads stopped runs what it can, as after trcu_shutdown().
  */
 static rcu_cold void call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_head *),
 				     bool lazy)
@@ -350,10 +390,12 @@ static rcu_cold void call_rcu_shared(struct trcu_head *head, void (*func)(struct
 	else
 		(void)call_rcu_push(rdp, head, func);
 	pthread_mutex_unlock(&nocb.shared_lock);
-	if (linked)
-		call_rcu_then(rdp, then);
-	else if (!rcu_section_depth() && !nocb_self)
-		nocb_run_stranded(rdp);
+	/* Parked: seq_cst after the push's seq_cst CAS, pairs with the store
+	 * of ->stopped in rcu_nocb_shutdown() before its last run of the
+	 * shared callbacks: it runs this one, or this call sees it set. */
+	if (!linked && atomic_load_explicit(&nocb.stopped, memory_order_seq_cst))
+		then = CR_STRANDED;
+	call_rcu_then(rdp, then);
 }
 
 void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy)

@@ -504,6 +504,13 @@ bool tun_env_bool(const char *name);             /* 0/1 variable, unset = 0 */
 struct rcu_thread *rcu_thread_self(void);
 bool rcu_thread_registered(const struct rcu_thread *t);
 unsigned int rcu_section_depth(void);            /* caller's explicit sections */
+/* The caller may hold references: inside a section, or an online QSBR
+ * thread (whose reads need no section).  Such a caller must not wait for a
+ * grace period, nor be counted quiescent for one. */
+static inline bool rcu_caller_reading(void)
+{
+	return rcu_section_depth() || rcu_thread_tls.depth_bias;
+}
 unsigned int rcu_close_leaked_sections(void);    /* close them; returns the depth */
 void rcu_emerg_readers_wait(bool fenced);               /* GP: wait out emergency sections */
 int rcu_kthread_create(pthread_t *t, void *(*fn)(void *), void *arg);

@@ -99,6 +99,10 @@ static void kvfree_wait_gp(void *ptr, const char *why)
 	if (rcu_section_depth())
 		sys_die("rcu_free(%p): %s inside an RCU read-side critical section "
 			 "(it would have to wait for a grace period)", ptr, why);
+	if (rcu_caller_reading())
+		sys_die("rcu_free(%p): %s on an online QSBR thread (it would have to wait "
+			 "for a grace period, counting the thread quiescent while it may hold "
+			 "references)", ptr, why);
 	trcu_synchronize_rcu();
 }
 
@@ -106,12 +110,15 @@ static void kvfree_wait_gp(void *ptr, const char *why)
  * Hand a sealed block to a grace period.  The pointers went in under the
  * owner's cache lock, which the sealer took after: call_rcu()'s own
  * ordering (the GP it waits for starts after the push) then covers them.
- * No per-thread callback state can be had (out of memory): wait for the
- * grace period here and free the block, the kernel's fall-back.
+ * No per-thread callback state can be had (out of memory, no offload
+ * thread), outside a section: wait for the grace period here and free the
+ * block, the kernel's fall-back.
  */
 static void kvfree_queue_block(struct kvfree_block *b)
 {
-	if (rcu_cb_ready()) {
+	/* A caller that may not wait queues it anyway: call_rcu() parks it
+	 * on the shared queue when no offload thread runs. */
+	if (rcu_cb_ready() || rcu_caller_reading()) {
 		call_rcu_core(&b->rh, kvfree_rcu_work, false);
 		return;
 	}

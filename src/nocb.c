@@ -36,6 +36,7 @@ struct nocb_state nocb = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.barrier_mutex = PTHREAD_MUTEX_INITIALIZER,
 	.shared_lock = PTHREAD_MUTEX_INITIALIZER,
+	.shared_run_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 __thread struct rcu_data *nocb_rdp;
@@ -165,14 +166,15 @@ long rdp_pending(struct rcu_data *rdp)
 	       atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed);
 }
 
-/* Add to the count of callbacks run.  Release: pairs with the owner's
- * relaxed read in call_rcu() flood checks and with trcu_get_stats(); only
- * this (offload) thread writes it. */
+/* Add to the count of callbacks run: read by call_rcu()'s flood checks,
+ * the push-back and trcu_get_stats(). */
 static void nocb_publish_invoked(struct rcu_data *rdp, long add)
 {
-	atomic_store_explicit(&rdp->n_invoked,
-			      atomic_load_explicit(&rdp->n_invoked, memory_order_relaxed) + add,
-			      memory_order_release);
+	/* An RMW: the runs of stranded callbacks add to the shared
+	 * rcu_data's count too.  seq_cst: before the ->pushback_waiting load
+	 * in nocb_do_batch(), which pairs with the waiter's seq_cst increment
+	 * before its pending check (store buffering). */
+	atomic_fetch_add_explicit(&rdp->n_invoked, add, memory_order_seq_cst);
 }
 
 /*
@@ -565,6 +567,12 @@ bool nocb_start(void)
 		pthread_mutex_unlock(&nocb.lock);
 		return true;
 	}
+	/* After trcu_shutdown() none starts again (call_rcu() then runs
+	 * callbacks itself). */
+	if (atomic_load_explicit(&nocb.stopping, memory_order_relaxed)) {
+		pthread_mutex_unlock(&nocb.lock);
+		return false;
+	}
 	if (n <= 0)
 		n = ncpu > 1 ? ncpu / 2 : 1;
 	if (n > NOCB_MAX_GROUPS)
@@ -597,13 +605,34 @@ bool nocb_start(void)
 		sys_warn("call_rcu(): %ld of %ld callback-offload threads started (%s): "
 			  "callbacks share those", i, n, strerror(err));
 	nocb.nr_groups = (int)i;
-	/* Release: pairs with the acquire in rdp_try_get(). */
-	atomic_store_explicit(&nocb.started, true, memory_order_release);
+	/* Callbacks parked while none ran: linked before `started` says the
+	 * groups cover everything (an rcu_barrier() that sees it started
+	 * entrains on the groups' lists only). */
 	if (nocb.shared_init)
-		nocb_link_shared_locked();   /* callbacks parked while none ran */
+		nocb_link_shared_locked();
+	/* Release: pairs with the acquire in rdp_try_get() and rcu_barrier(). */
+	atomic_store_explicit(&nocb.started, true, memory_order_release);
 	pthread_mutex_unlock(&nocb.lock);
 	return true;
 }
+
+/* nocb_start() from call_rcu(): while it fails, at most once per
+ * NOCB_START_RETRY_NS (a flood would otherwise try pthread_create() per
+ * call). */
+static bool nocb_start_retry(void)
+{
+	long now = sys_now_ns();
+
+	/* Relaxed: only a rate limit. */
+	if (now < atomic_load_explicit(&nocb.start_retry_ns, memory_order_relaxed))
+		return false;
+	if (nocb_start())
+		return true;
+	atomic_store_explicit(&nocb.start_retry_ns, now + NOCB_START_RETRY_NS,
+			      memory_order_relaxed);
+	return false;
+}
+
 
 /* Said once per process: callbacks go through the shared rcu_data.  err:
  * why no offload thread started (0: a thread's own rcu_data could not be
@@ -616,9 +645,8 @@ void nocb_warn_shared(int err)
 		return;
 	if (err)
 		sys_warn("call_rcu(): cannot start a callback-offload thread (%s): callbacks "
-			  "run after a grace period on the next thread to call call_rcu() "
-			  "outside a read-side section, or rcu_barrier(), until one starts",
-			  strerror(err));
+			  "wait until one starts (tried again every %ld ms) or rcu_barrier() "
+			  "runs them", strerror(err), NOCB_START_RETRY_NS / 1000000L);
 	else
 		sys_warn("call_rcu(): out of memory for a thread's callback state: its "
 			  "callbacks share one process-wide queue");
@@ -631,6 +659,8 @@ static void nocb_shared_reset(void)
 	struct rcu_data *rdp = &nocb.shared;
 
 	pthread_mutex_init(&nocb.shared_lock, NULL);
+	pthread_mutex_init(&nocb.shared_run_lock, NULL);
+	atomic_store_explicit(&nocb.start_retry_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&rdp->bypass, NULL, memory_order_relaxed);
 	atomic_store_explicit(&rdp->n_queued, 0, memory_order_relaxed);
 	atomic_store_explicit(&rdp->n_invoked, 0, memory_order_relaxed);
@@ -736,7 +766,7 @@ struct rcu_data *rdp_try_get(void)
 	if (rcu_test_hooks.first_cb)
 		rcu_test_hooks.first_cb();
 	rcu_init();
-	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start())
+	if (!atomic_load_explicit(&nocb.started, memory_order_acquire) && !nocb_start_retry())
 		return NULL;
 	if (TRCU_UNLIKELY(atomic_load_explicit(&rcu_nocb_test_no_rdp, memory_order_relaxed)) ||
 	    posix_memalign((void **)&rdp, 64, sizeof(*rdp))) {

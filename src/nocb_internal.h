@@ -24,7 +24,7 @@ struct rcu_data {
 	/* Newly queued callbacks, newest first.  Pushed by the owner with a
 	 * CAS, taken whole by the offload thread with an exchange. */
 	_Atomic(struct trcu_head *) bypass __attribute__((aligned(64)));
-	_Atomic long n_queued;      /* written by the owner only */
+	_Atomic long n_queued;      /* written by the owner (shared: under shared_lock) */
 	_Atomic bool lazy_queued;   /* owner queued lazy callbacks */
 	_Atomic uint32_t pushback_futex;
 	_Atomic int pushback_waiting;   /* threads in the push-back on it */
@@ -37,7 +37,8 @@ struct rcu_data {
 	 * Owner only. */
 	long qlen_last_fqs_check;
 
-	/* Offload thread only. */
+	/* Offload thread only, but n_invoked: added to by the offload thread
+	 * and by the runs of stranded callbacks (nocb_run_stranded()). */
 	_Atomic long n_invoked __attribute__((aligned(64)));
 	struct rcu_segcblist cblist;
 	struct trcu_head barrier_head;
@@ -65,6 +66,9 @@ struct nocb_group {
 };
 
 #define NOCB_MAX_GROUPS 256
+/* While no offload thread can be started, call_rcu() tries again at most
+ * this often (each try is a failing pthread_create()). */
+#define NOCB_START_RETRY_NS (10 * 1000000L)
 
 struct nocb_state {
 	pthread_mutex_t lock;       /* start/stop, group assignment */
@@ -100,12 +104,19 @@ struct nocb_state {
 	 * cannot be allocated, or queued while no offload thread could be
 	 * started (out of memory, thread limit).  Static, never freed,
 	 * pushed to under shared_lock by any thread (its "owner-only" fields
-	 * are the lock holder's; the push-back runs after the unlock).  Linked into group 0 at its first use once
-	 * the offload threads run (shared_linked); before that its bypass
-	 * holds what was queued, run by the next call outside a section, by
-	 * rcu_barrier() or by the offload threads once they start.
+	 * are the lock holder's; the push-back runs after the unlock).
+	 * Linked into group 0 at its first use once the offload threads run
+	 * (shared_linked); before that its bypass parks what was queued
+	 * (call_rcu() never runs a callback nor waits for a grace period):
+	 * the offload threads run it once one starts (retried every
+	 * NOCB_START_RETRY_NS by call_rcu()); rcu_barrier() and
+	 * trcu_shutdown() run it meanwhile, one run at a time under
+	 * shared_run_lock, which rcu_barrier() also waits on so that a run
+	 * in flight is covered (nocb_run_shared()).
 	 */
 	pthread_mutex_t shared_lock;
+	pthread_mutex_t shared_run_lock;
+	_Atomic long start_retry_ns;    /* no offload-thread start before this */
 	bool shared_init;           /* cblist initialised (under lock) */
 	_Atomic bool shared_linked; /* in groups[0].rdps */
 	_Atomic int shared_warned;  /* nocb_warn_shared()'s messages said (bits) */
@@ -128,8 +139,11 @@ void nocb_barrier_dec(void);
 struct rcu_data *rdp_try_get(void);
 struct rcu_data *rdp_shared_get(void);
 void nocb_warn_shared(int err);
+void nocb_run_shared(void);
+void nocb_wait_shared_runs(void);
 /* The shared rcu_data holds callbacks and is in no group (no offload
- * thread started). */
+ * thread started).  Acquire, both: pairs with the link's release store
+ * (nocb_link_shared_locked()) and with the pushes' seq_cst CAS. */
 static inline bool nocb_shared_parked(void)
 {
 	return !atomic_load_explicit(&nocb.shared_linked, memory_order_acquire) &&

@@ -492,6 +492,18 @@ static unsigned long nest_flags_before(const struct trcu_reader *r)
 	return __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) - 1;
 }
 
+/* Said once per process. */
+static void read_lock_unregistered_warn(void)
+{
+	static _Atomic bool said;
+
+	/* Relaxed, no pair: the flag only picks the one caller that says it. */
+	if (!atomic_exchange_explicit(&said, true, memory_order_relaxed))
+		sys_warn("rcu_read_lock(): cannot register thread %d automatically (out of "
+			 "memory): its sections are counted globally, and every grace period "
+			 "waits for them, until it can", sys_gettid());
+}
+
 /* Outermost lock on an unregistered, fenced, blocked or offline-QSBR
  * thread; nesting is already 1. */
 void trcu_read_lock_slow(struct trcu_reader *r)
@@ -506,9 +518,15 @@ void trcu_read_lock_slow(struct trcu_reader *r)
 	}
 	if (!__atomic_load_n(&r->watching, __ATOMIC_RELAXED)) {
 		reader_nesting_set(r, 0);
-		if (trcu_register_thread())
-			sys_die("rcu_read_lock(): cannot register thread %d automatically: "
-				 "out of memory", sys_gettid());
+		if (trcu_register_thread()) {
+			/* Out of memory (a slot chunk, a bigger tree): an
+			 * emergency section, which every GP waits for; the
+			 * next section tries to register again. */
+			reader_nesting_set(r, 1);
+			read_lock_unregistered_warn();
+			emerg_enter(r, nest_flags_before(r));
+			return;
+		}
 		reader_nesting_set(r, 1);
 	} else if (__atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_UNREG) {
 		/* A signal handler registered this thread after the inline

@@ -18,6 +18,9 @@
  *  - register_enomem: a registration that needs a bigger rcu_node tree
  *    fails with -1/ENOMEM and leaves the slot count as it was; grace
  *    periods still work; the same registration succeeds once memory is back;
+ *  - read_lock_enomem: rcu_read_lock() on a thread it cannot register (no
+ *    memory for the tree the slot needs) runs an emergency section, which
+ *    holds grace periods; the thread registers at a later section;
  *  - tunable_enomem: trcu_set_tunable("fanout_leaf") and trcu_set_profile()
  *    that need a new tree fail with -1/ENOMEM and keep the old values;
  *  - wq_enomem: the process's first trcu_alloc_workqueue() returns NULL
@@ -249,6 +252,7 @@ static void wakeme_first_use(void)
 	printf("  2 synchronize_rcu() on the wakeme path with every allocation failing: "
 	       "returned (%ld allocations refused)\n", n);
 	CHECK(n > 0);
+	usleep(20000);       /* past the offload threads' start retry interval */
 	synchronize_rcu();   /* and with memory, through a callback */
 	CHECK(stats().nocb_threads > 0);
 }
@@ -278,6 +282,68 @@ static void register_enomem(void)
 	park_retry(p);
 	synchronize_rcu();
 	CHECK_EQ(stats().nr_slots, slots + 1);
+	park_release_all();
+}
+
+/* An unregistered thread whose rcu_read_lock() cannot register it: an
+ * emergency section, which grace periods wait for; registered at a later
+ * section once memory is back. */
+static _Atomic int emerg_step;
+
+static void *emerg_reader(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();                     /* registration refused */
+	rcu_read_lock();                     /* nested */
+	atomic_store(&emerg_step, 1);
+	while (atomic_load(&emerg_step) == 1)
+		usleep(1000);
+	rcu_read_unlock();
+	rcu_read_unlock();
+	atomic_store(&emerg_step, 3);
+	while (atomic_load(&emerg_step) == 3)
+		usleep(1000);
+	rcu_read_lock();                     /* memory back: registers */
+	rcu_read_unlock();
+	atomic_store(&emerg_step, 5);
+	while (atomic_load(&emerg_step) == 5)
+		usleep(1000);
+	return NULL;
+}
+
+static void read_lock_enomem(void)
+{
+	pthread_t t;
+	unsigned long ck;
+	int slots;
+	long n;
+
+	CHECK_EQ(rcu_register_thread(), 0);
+	/* 32 slots, which the tree covers exactly: this thread, 30 parked
+	 * ones and the GP kthread (started by the polled GP). */
+	park_register_n(30);
+	cond_synchronize_rcu(start_poll_synchronize_rcu());
+	CHECK_WITHIN_MS(stats().nr_slots == 32, 30000);   /* the kthread registered */
+	slots = stats().nr_slots;
+	window_open();
+	CHECK(pthread_create(&t, NULL, emerg_reader, NULL) == 0);
+	CHECK_WITHIN_MS(atomic_load(&emerg_step) == 1, 30000);
+	n = window_close();
+	ck = start_poll_synchronize_rcu();
+	usleep(50000);
+	CHECK(!poll_state_synchronize_rcu(ck));   /* the section holds it */
+	atomic_store(&emerg_step, 2);
+	CHECK_WITHIN_MS(atomic_load(&emerg_step) == 3, 30000);
+	cond_synchronize_rcu(ck);
+	CHECK_EQ(stats().nr_slots, slots);
+	atomic_store(&emerg_step, 4);
+	CHECK_WITHIN_MS(atomic_load(&emerg_step) == 5, 30000);
+	CHECK_EQ(stats().nr_slots, slots + 1);
+	atomic_store(&emerg_step, 6);
+	printf("  rcu_read_lock() on a new thread with every allocation failing: an "
+	       "emergency section that held a grace period (%ld allocations refused)\n", n);
+	CHECK(n > 0);
+	CHECK(pthread_join(t, NULL) == 0);
 	park_release_all();
 }
 
@@ -550,6 +616,7 @@ int main(void)
 	bad += run_case("gp_never_allocates", gp_never_allocates);
 	bad += run_case("wakeme_first_use", wakeme_first_use);
 	bad += run_case("register_enomem", register_enomem);
+	bad += run_case("read_lock_enomem", read_lock_enomem);
 	bad += run_case("tunable_enomem", tunable_enomem);
 	bad += run_case("wq_enomem", wq_enomem);
 	bad += nth_allocation_fails();

@@ -5,9 +5,11 @@
  * from the only registered thread, online in QSBR mode, each call returns
  * (the caller's own missing quiescent state held up rcu_barrier() for
  * good).  Each call runs in its own process (tests/common/subproc.h) under a hard
- * alarm, on each synchronize_rcu() path.
+ * alarm, on each synchronize_rcu() path.  call_rcu() is no quiescent state:
+ * its flood push-back does not run on an online QSBR thread.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include <treercu/treercu.h>
@@ -82,17 +84,37 @@ static void sc_cond(void)
 	_exit(0);
 }
 
-/* The flood push-back waits for callbacks to run. */
+/* No flood push-back on an online QSBR thread: its wait would count the
+ * thread quiescent while it may still hold references (call_rcu() is no
+ * quiescent state, in liburcu qsbr either).  A plain thread's flood in the
+ * same run is pushed back. */
+static void *plain_flood(void *arg)
+{
+	static struct trcu_head h[3000];
+
+	(void)arg;
+	for (int i = 0; i < 3000; i++)
+		call_rcu(&h[i], cb);
+	return NULL;
+}
+
 static void sc_pushback(void)
 {
 	static struct trcu_head h[3000];
 	struct trcu_stats st;
+	pthread_t t;
 
 	qsbr_online();
 	for (int i = 0; i < 3000; i++)
 		call_rcu(&h[i], cb);
+	trcu_get_stats(&st);
+	CHECK_EQ(st.cbs_pushback, 0);
 	rcu_barrier();
 	CHECK_EQ(atomic_load(&ran), 3000);
+	CHECK(pthread_create(&t, NULL, plain_flood, NULL) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	rcu_barrier();
+	CHECK_EQ(atomic_load(&ran), 6000);
 	trcu_get_stats(&st);
 	CHECK(st.cbs_pushback > 0);
 	_exit(0);
