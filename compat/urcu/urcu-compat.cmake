@@ -114,3 +114,24 @@ if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
 else()
   message(STATUS "liburcu-cds or pkg-config not found: the liburcu API tests are not built")
 endif()
+
+# An online QSBR thread's call_rcu() is no quiescent state, however many
+# callbacks it queues (tests/api/urcu_qsbr_call_rcu_flood.c, liburcu's API
+# only): against treercu's headers and, when liburcu is installed, against
+# liburcu.
+set(t treercu_test_urcu_qsbr_call_rcu_flood)
+add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c)
+target_link_libraries(${t} PRIVATE treercu-urcu)
+add_test(NAME test_urcu_qsbr_call_rcu_flood COMMAND ${t})
+set_tests_properties(test_urcu_qsbr_call_rcu_flood PROPERTIES TIMEOUT 300)
+if(TREERCU_SANITIZE STREQUAL "thread")
+  set_tests_properties(test_urcu_qsbr_call_rcu_flood PROPERTIES ENVIRONMENT
+    "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${TRCU_URCU_DIR}/tsan.supp")
+endif()
+if(TRCU_LIBURCU_QSBR_FOUND AND TREERCU_SANITIZE STREQUAL "")
+  set(t treercu_test_urcu_qsbr_call_rcu_flood_on_liburcu)
+  add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c)
+  target_link_libraries(${t} PRIVATE PkgConfig::TRCU_LIBURCU_QSBR)
+  add_test(NAME test_urcu_qsbr_call_rcu_flood_on_liburcu COMMAND ${t})
+  set_tests_properties(test_urcu_qsbr_call_rcu_flood_on_liburcu PROPERTIES TIMEOUT 300)
+endif()
