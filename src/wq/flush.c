@@ -57,7 +57,7 @@ static void insert_wq_barrier(struct pool_workqueue *pwq, struct wq_barrier *b,
 void wait_barrier(struct wq_barrier *b)
 {
 	while (!atomic_load_explicit(&b->done, memory_order_acquire))
-		sys_futex_wait(&b->done, 0, -1);
+		wq_wait_word(&b->done, 0);
 }
 
 /* Queue a barrier behind the pending or running instance of @work. */
@@ -190,7 +190,7 @@ static void flush_workqueue_inner(struct trcu_workqueue *wq)
 	if (atomic_fetch_sub_explicit(&wq->nr_pwqs_to_flush, 1, memory_order_acq_rel) != 1) {
 		/* Acquire: pairs with the release store of flush_done. */
 		while (!atomic_load_explicit(&wq->flush_done, memory_order_acquire))
-			sys_futex_wait(&wq->flush_done, 0, -1);
+			wq_wait_word(&wq->flush_done, 0);
 	}
 	pthread_mutex_unlock(&wq->flush_mutex);
 }

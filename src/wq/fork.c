@@ -124,7 +124,8 @@ static void wq_fork_child_wq(struct trcu_workqueue *wq)
  * gone.  Work queued, running or on a timer in the parent is the parent's:
  * the child drops it (the items become idle, so they can be queued again),
  * keeps every pool, workqueue and handle, and starts the threads again at
- * its first queueing (wq_fork_respawn()).  Forking from a work item is not
+ * its first queueing (wq_fork_respawn()), or while a wait for work waits
+ * if that failed (wq_wait_word()).  Forking from a work item is not
  * supported (the child's only thread would be a worker).
  */
 static void wq_fork_child(void)
@@ -178,6 +179,8 @@ static void wq_fork_child(void)
 	}
 	wq_state.heap_n = 0;
 	wq_state.heap_reserved = 0;   /* promised to threads that are gone */
+	wq_state.respawn_try_ns = 0;
+	wq_state.respawn_warned = false;   /* this child says it again */
 	if (wq_state.nr_pools || wq_state.wqs)
 		atomic_store_explicit(&wq_state.fork_respawn, true, memory_order_relaxed);
 }
@@ -197,23 +200,19 @@ __attribute__((constructor)) static void wq_fork_hooks_register(void)
 
 /*
  * After a fork: start the manager, one worker for every pool in use (as
- * get_pool_locked() keeps), and the lost rescuers, once.  Acquire pairs
- * with the release below: a queuer that sees the flag clear sees the
- * threads' state.  A failure leaves the flag set: the next queueing tries
- * again, and the work is run meanwhile by whatever started.
+ * get_pool_locked() keeps), and the lost rescuers (wq_state.mutex held).
+ * Clears fork_respawn once every one started.  A failure (thread limit, no
+ * memory for a stack) leaves it set: the next queueing tries again, and so
+ * does every wait for work meanwhile (wq_wait_word()), since the manager
+ * that retries failed creations may be one of the threads missing; the work
+ * is run meanwhile by whatever started.  Returns true if it failed for the
+ * first time in this process (the caller says so, unlocked).
  */
-void wq_fork_respawn(void)
+static bool wq_fork_respawn_locked(void)
 {
 	bool failed = false;
 
-	int cs;
-
-	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_acquire)))
-		return;
-	cs = sys_cancel_disable();
-	pthread_mutex_lock(&wq_state.mutex);
-	if (!atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed))
-		goto out;
+	wq_state.respawn_try_ns = now_ns();
 	failed |= start_manager_locked() != 0;
 	for (int i = 0; i < wq_state.nr_pools; i++) {
 		struct worker_pool *pool = wq_state.pools[i];
@@ -230,9 +229,90 @@ void wq_fork_respawn(void)
 			failed |= start_rescuer_locked(wq) != 0;
 			wq->rescuer_lost = wq->rescuer == NULL;
 		}
-	if (!failed)
+	if (!failed) {
+		/* Release: pairs with the acquire load in wq_fork_respawn(): a
+		 * queuer that sees the flag clear sees the threads' state. */
 		atomic_store_explicit(&wq_state.fork_respawn, false, memory_order_release);
-out:
+		return false;
+	}
+	if (wq_state.respawn_warned)
+		return false;
+	wq_state.respawn_warned = true;
+	return true;
+}
+
+static void wq_fork_respawn_warn(void)
+{
+	sys_warn("workqueue: the threads of this fork() child could not all be started "
+		 "again (pthread_create() failed: thread limit or no memory for a stack); "
+		 "queued work waits for them, and the start is tried again at each "
+		 "queueing and every %llu ms while a flush, drain, cancel or destroy "
+		 "waits (said once)", CREATE_COOLDOWN_NS / 1000000);
+}
+
+/* At every queueing: the threads of a fork() child, started once. */
+void wq_fork_respawn(void)
+{
+	bool warn = false;
+	int cs;
+
+	/* Acquire: pairs with the release store in wq_fork_respawn_locked(). */
+	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_acquire)))
+		return;
+	cs = sys_cancel_disable();
+	pthread_mutex_lock(&wq_state.mutex);
+	if (atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed))
+		warn = wq_fork_respawn_locked();
 	pthread_mutex_unlock(&wq_state.mutex);
+	if (warn)
+		wq_fork_respawn_warn();
 	sys_cancel_restore(cs);
+}
+
+/*
+ * From a waiter: wq_fork_respawn() again, at most every CREATE_COOLDOWN_NS
+ * for the whole process (waiters share the tries with the queuers).  A
+ * trylock: a flush waits holding its workqueue's flush_mutex, which comes
+ * after wq_state.mutex in the lock order; while the mutex is busy the try
+ * is left to the next round.
+ */
+void wq_fork_respawn_retry(void)
+{
+	bool warn = false;
+	int cs;
+
+	/* Relaxed, no pair: a hint; read again under wq_state.mutex, and the
+	 * waiter orders nothing on it (it waits on its own word). */
+	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed)))
+		return;
+	cs = sys_cancel_disable();
+	if (!pthread_mutex_trylock(&wq_state.mutex)) {
+		if (atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed) &&
+		    now_ns() - wq_state.respawn_try_ns >= CREATE_COOLDOWN_NS)
+			warn = wq_fork_respawn_locked();
+		pthread_mutex_unlock(&wq_state.mutex);
+	}
+	if (warn)
+		wq_fork_respawn_warn();
+	sys_cancel_restore(cs);
+}
+
+/*
+ * A wait for work to run (flush_work, cancel_sync, flush, drain, destroy)
+ * sleeps here while *word == val; the caller loops on its condition.
+ * Normally until woken.  In a fork() child whose threads could not all be
+ * started again, nothing else may ever try again (no queueing need come,
+ * and the manager may be missing): the waiter sleeps CREATE_COOLDOWN_NS
+ * at most and tries itself, so the work runs once threads can be created.
+ */
+void wq_wait_word(_Atomic uint32_t *word, uint32_t val)
+{
+	/* Relaxed, no pair: picks the timeout only; fork_respawn is set only
+	 * by wq_fork_child(), while no other thread exists. */
+	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed))) {
+		sys_futex_wait(word, val, -1);
+		return;
+	}
+	sys_futex_wait(word, val, (long)CREATE_COOLDOWN_NS);
+	wq_fork_respawn_retry();
 }

@@ -116,8 +116,10 @@ static void wq_atexit(void)
 		return;
 	}
 	end_ns = sys_now_ns() + TUN(exit_wait_ms) * 1000000L;
-	while ((n = wq_count_in_flight()) > 0 && sys_now_ns() < end_ns)
+	while ((n = wq_count_in_flight()) > 0 && sys_now_ns() < end_ns) {
 		sys_sleep_ns(1000000L);
+		wq_fork_respawn_retry();   /* a fork() child's threads, if they failed */
+	}
 	if (n > 0)
 		sys_warn("exit: %ld work item%s not waited for: still queued or running after "
 			  "%ld ms (an item re-queueing itself, or other threads still queueing?)",

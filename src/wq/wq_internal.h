@@ -338,6 +338,8 @@ struct wq_state {
 	 * set by wq_fork_child(), cleared once wq_fork_respawn() has
 	 * started them again. */
 	_Atomic bool fork_respawn;
+	uint64_t respawn_try_ns;          /* its last try (wq_state.mutex) */
+	bool respawn_warned;              /* its failure said (wq_state.mutex) */
 	/* Every thread's wq_owner record (wq_own()); owner_lock is a leaf. */
 	pthread_mutex_t owner_lock;
 	struct wq_owner *owners;
@@ -474,6 +476,8 @@ void wait_barrier(struct wq_barrier *b);
 
 /* fork.c */
 void wq_fork_respawn(void);
+void wq_fork_respawn_retry(void);
+void wq_wait_word(_Atomic uint32_t *word, uint32_t val);
 
 /* manager.c */
 void *manager_thread(void *arg);
