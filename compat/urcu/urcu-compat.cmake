@@ -128,6 +128,18 @@ if(TREERCU_SANITIZE STREQUAL "thread")
   set_tests_properties(test_urcu_qsbr_call_rcu_flood PROPERTIES ENVIRONMENT
     "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${TRCU_URCU_DIR}/tsan.supp")
 endif()
+# free_all_cpu_call_rcu_data() out of memory does its job one CPU at a
+# time (tests/api/urcu_free_all_cpu_enomem.c wraps calloc()).
+set(t treercu_test_urcu_free_all_cpu_enomem)
+add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_free_all_cpu_enomem.c)
+target_link_libraries(${t} PRIVATE treercu-urcu)
+target_link_options(${t} PRIVATE -Wl,--wrap=calloc)
+add_test(NAME test_urcu_free_all_cpu_enomem COMMAND ${t})
+set_tests_properties(test_urcu_free_all_cpu_enomem PROPERTIES TIMEOUT 300)
+if(TREERCU_SANITIZE STREQUAL "thread")
+  set_tests_properties(test_urcu_free_all_cpu_enomem PROPERTIES ENVIRONMENT
+    "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${TRCU_URCU_DIR}/tsan.supp")
+endif()
 if(TRCU_LIBURCU_QSBR_FOUND AND TREERCU_SANITIZE STREQUAL "")
   set(t treercu_test_urcu_qsbr_call_rcu_flood_on_liburcu)
   add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c)

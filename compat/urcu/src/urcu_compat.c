@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* The library's own prefix, as every treercu message. */
 static void compat_die(const char *msg)
 {
-	fprintf(stderr, "treercu-urcu: %s\n", msg);
+	fprintf(stderr, "treercu: fatal: %s\n", msg);
 	abort();
 }
 
@@ -259,8 +260,19 @@ void trcu_urcu_free_all_cpu_call_rcu_data(void)
 	if (!pcpu)
 		return;
 	old = calloc((size_t)n, sizeof(*old));
-	if (!old)
-		compat_die("free_all_cpu_call_rcu_data(): out of memory");
+	if (!old) {
+		/* Out of memory: the same, one CPU at a time. */
+		for (int cpu = 0; cpu < n; cpu++) {
+			struct call_rcu_data *crdp = trcu_urcu_get_cpu_call_rcu_data(cpu);
+
+			if (!crdp)
+				continue;
+			trcu_urcu_set_cpu_call_rcu_data(cpu, NULL);
+			trcu_synchronize_rcu();
+			trcu_urcu_call_rcu_data_free(crdp);
+		}
+		return;
+	}
 	for (int cpu = 0; cpu < n; cpu++) {
 		old[cpu] = trcu_urcu_get_cpu_call_rcu_data(cpu);
 		if (old[cpu])
