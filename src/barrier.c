@@ -169,7 +169,7 @@ static void __rcu_barrier_cbs(void)
 		 * Try to start one; else run them here (a grace period first),
 		 * after any run in flight. */
 		if (!nocb_shared_parked() || !nocb_start()) {
-			nocb_run_shared();
+			nocb_run_stranded(&nocb.shared);
 			return;
 		}
 	}
@@ -254,10 +254,10 @@ static bool rcu_nocb_shutdown_unstarted(void)
 	if (started)
 		return false;   /* one started meanwhile: the full shutdown */
 	for (int i = 0; i < 100 && nocb_shared_parked(); i++)
-		nocb_run_shared();
+		nocb_run_stranded(&nocb.shared);
 	/* seq_cst: pairs with call_rcu_shared()'s load after its push. */
 	atomic_store_explicit(&nocb.stopped, true, memory_order_seq_cst);
-	nocb_run_shared();
+	nocb_run_stranded(&nocb.shared);
 	/* Release: pairs with rcu_barrier()'s acquire. */
 	atomic_store_explicit(&nocb.swept, true, memory_order_release);
 	return true;

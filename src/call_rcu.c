@@ -100,18 +100,9 @@ static void nocb_pushback(struct rcu_data *rdp)
 		rcu_exit_gp_wait(r, was);
 }
 
-/*
- * Run, after a grace period, the callbacks left on rdp's bypass list when
- * no offload thread runs them: the shared rcu_data's parked ones
- * (nocb_run_shared()), and those left once the offload threads are gone:
- * a call_rcu() that saw ->stopping still
- * false may push after its group's thread made its last pass and exited
- * (tests/process/test_shutdown_runs_late_callback.c; with normal_wake_from_gp=0 the callback
- * was a synchronize_rcu() caller's wake-up, and the caller hung).  The
- * exchange takes each callback exactly once, from the shutdown's sweep or
- * from its owner's own check.
- */
-void nocb_run_stranded(struct rcu_data *rdp)
+/* Take rdp's bypass list, wait for a grace period, run it (on the
+ * caller: nocb_run_stranded()). */
+static void nocb_run_bypass(struct rcu_data *rdp)
 {
 	/* Acquire: pairs with the pushes' release CAS (->func, ->next). */
 	struct trcu_head *list = atomic_exchange_explicit(&rdp->bypass, NULL, memory_order_acq_rel);
@@ -154,17 +145,28 @@ void nocb_run_stranded(struct rcu_data *rdp)
 }
 
 /*
- * Run the shared rcu_data's parked callbacks after a grace period, on the
- * caller (rcu_barrier(), trcu_shutdown(): blocking calls, outside any
- * section), one run at a time: shared_run_lock is held across the
- * exchange, the wait and the callbacks, so that an rcu_barrier() that
+ * Run, after a grace period, the callbacks left on rdp's bypass list when
+ * no offload thread runs them: the shared rcu_data's parked ones
+ * (rcu_barrier(), trcu_shutdown(): blocking calls, outside any section),
+ * and those left once the offload threads are gone: a call_rcu() that saw
+ * ->stopping still false may push after its group's thread made its last
+ * pass and exited (tests/process/test_shutdown_runs_late_callback.c; with
+ * normal_wake_from_gp=0 the callback was a synchronize_rcu() caller's
+ * wake-up, and the caller hung).  The exchange takes each callback exactly
+ * once, from the shutdown's sweep or from its owner's own check.  The
+ * shared rcu_data's runs go one at a time: shared_run_lock is held across
+ * the exchange, the wait and the callbacks, so that an rcu_barrier() that
  * finds the bypass empty while another caller's run is in flight waits
  * for that run (nocb_wait_shared_runs()).
  */
-void nocb_run_shared(void)
+void nocb_run_stranded(struct rcu_data *rdp)
 {
+	if (rdp != &nocb.shared) {
+		nocb_run_bypass(rdp);
+		return;
+	}
 	pthread_mutex_lock(&nocb.shared_run_lock);
-	nocb_run_stranded(&nocb.shared);
+	nocb_run_bypass(rdp);
 	pthread_mutex_unlock(&nocb.shared_run_lock);
 }
 
@@ -192,10 +194,7 @@ void nocb_sweep_stranded(void)
 		rdp = grp->rdps;
 		pthread_mutex_unlock(&grp->lock);
 		while (rdp) {
-			if (rdp == &nocb.shared)
-				nocb_run_shared();
-			else
-				nocb_run_stranded(rdp);
+			nocb_run_stranded(rdp);
 			pthread_mutex_lock(&grp->lock);
 			rdp = rdp->next;
 			pthread_mutex_unlock(&grp->lock);
@@ -230,7 +229,7 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	if (nocb_rdp)
 		nocb_run_stranded(nocb_rdp);
 	if (atomic_load_explicit(&nocb.shared.bypass, memory_order_acquire))
-		nocb_run_shared();
+		nocb_run_stranded(&nocb.shared);
 }
 
 /* The push went in after the offload threads stopped: run it here, as
@@ -247,10 +246,7 @@ static void call_rcu_stranded(struct rcu_data *rdp)
 			  "call_rcu() outside a read-side section");
 		return;
 	}
-	if (rdp == &nocb.shared)
-		nocb_run_shared();
-	else
-		nocb_run_stranded(rdp);
+	nocb_run_stranded(rdp);
 }
 
 /*
@@ -372,7 +368,7 @@ static inline void call_rcu_then(struct rcu_data *rdp, enum call_rcu_then then)
  * never runs a callback nor waits for a grace period (the caller may hold
  * a lock a callback or a reader takes, or be an online QSBR thread holding
  * references); they run once an offload thread starts, or in rcu_barrier()
- * or trcu_shutdown() (nocb_run_shared()).  A push that sees the offload
+ * or trcu_shutdown() (nocb_run_stranded()).  A push that sees the offload
  * threads stopped runs what it can, as after trcu_shutdown().
  */
 static rcu_cold void call_rcu_shared(struct trcu_head *head, void (*func)(struct trcu_head *),

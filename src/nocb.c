@@ -633,7 +633,6 @@ static bool nocb_start_retry(void)
 	return false;
 }
 
-
 /* Said once per process: callbacks go through the shared rcu_data.  err:
  * why no offload thread started (0: a thread's own rcu_data could not be
  * allocated). */

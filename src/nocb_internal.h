@@ -112,7 +112,7 @@ struct nocb_state {
 	 * NOCB_START_RETRY_NS by call_rcu()); rcu_barrier() and
 	 * trcu_shutdown() run it meanwhile, one run at a time under
 	 * shared_run_lock, which rcu_barrier() also waits on so that a run
-	 * in flight is covered (nocb_run_shared()).
+	 * in flight is covered (nocb_run_stranded()).
 	 */
 	pthread_mutex_t shared_lock;
 	pthread_mutex_t shared_run_lock;
@@ -139,7 +139,6 @@ void nocb_barrier_dec(void);
 struct rcu_data *rdp_try_get(void);
 struct rcu_data *rdp_shared_get(void);
 void nocb_warn_shared(int err);
-void nocb_run_shared(void);
 void nocb_wait_shared_runs(void);
 /* The shared rcu_data holds callbacks and is in no group (no offload
  * thread started).  Acquire, both: pairs with the link's release store
