@@ -39,36 +39,10 @@
 #include <treercu/rcu.h>
 
 #include "check.h"
+#define FAIL_WRAP_PTHREAD_CREATE
+#define FAIL_WRAP_POSIX_MEMALIGN
+#include "fail_wrap.h"
 #include "subproc.h"
-
-static _Atomic bool fail_create, fail_memalign;
-static _Atomic long failed_creates, failed_memaligns;
-
-int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-			  void *arg);
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-			  void *arg);
-int __real_posix_memalign(void **p, size_t align, size_t size);
-int __wrap_posix_memalign(void **p, size_t align, size_t size);
-
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-			  void *arg)
-{
-	if (atomic_load(&fail_create)) {
-		atomic_fetch_add(&failed_creates, 1);
-		return EAGAIN;
-	}
-	return __real_pthread_create(t, attr, fn, arg);
-}
-
-int __wrap_posix_memalign(void **p, size_t align, size_t size)
-{
-	if (atomic_load(&fail_memalign)) {
-		atomic_fetch_add(&failed_memaligns, 1);
-		return ENOMEM;
-	}
-	return __real_posix_memalign(p, align, size);
-}
 
 struct obj {
 	struct rcu_head rh;

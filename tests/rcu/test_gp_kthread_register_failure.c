@@ -20,21 +20,8 @@
 #include <treercu/rcu.h>
 
 #include "check.h"
-
-static _Atomic bool fail_memalign;
-static _Atomic long failed_memaligns;
-
-int __real_posix_memalign(void **p, size_t align, size_t size);
-int __wrap_posix_memalign(void **p, size_t align, size_t size);
-
-int __wrap_posix_memalign(void **p, size_t align, size_t size)
-{
-	if (atomic_load(&fail_memalign)) {
-		atomic_fetch_add(&failed_memaligns, 1);
-		return ENOMEM;
-	}
-	return __real_posix_memalign(p, align, size);
-}
+#define FAIL_WRAP_POSIX_MEMALIGN
+#include "fail_wrap.h"
 
 #define LEAF 16                 /* TREERCU_FANOUT_LEAF, set by the test's environment */
 

@@ -18,24 +18,8 @@
 #include <treercu/rcu.h>
 
 #include "check.h"
-
-static _Atomic bool fail_create;
-static _Atomic long failed_creates;
-
-int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-			  void *arg);
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-			  void *arg);
-
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-			  void *arg)
-{
-	if (atomic_load(&fail_create)) {
-		atomic_fetch_add(&failed_creates, 1);
-		return EAGAIN;
-	}
-	return __real_pthread_create(t, attr, fn, arg);
-}
+#define FAIL_WRAP_PTHREAD_CREATE
+#include "fail_wrap.h"
 
 #define NR_CALLERS 4
 #define CALLS 300
