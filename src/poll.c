@@ -30,33 +30,6 @@ unsigned long trcu_get_state_synchronize_rcu(void)
 	return rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
 }
 
-/* Request GP s for a polled cookie and make sure the GP kthread will run it:
- * woken when this call raised the request, and also when the request was
- * there already but the kthread sleeps or never started (a second guard
- * against a request whose raiser left without it).  seq_cst load: pairs
- * with the kthread's store to ->kthread_sleeping before its
- * rcu_gp_needed() check; a kthread not yet asleep sees the request.  No
- * shared write otherwise. */
-static void rcu_gp_start_poll(unsigned long s, struct rcu_thread *r)
-{
-	if (rcu_start_this_gp(s, r) ||
-	    (!rcu_seq_done(s) &&
-	     (!rcu_gp_kthread_started() ||
-	      atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_seq_cst))))
-		rcu_gp_kthread_wake();
-}
-
-unsigned long trcu_start_poll_synchronize_rcu(void)
-{
-	unsigned long s;
-	struct rcu_thread *r = &rcu_thread_tls;
-
-	rcu_init();
-	s = trcu_get_state_synchronize_rcu();
-	rcu_gp_start_poll(s, r->slot >= 0 ? r : NULL);
-	return s;
-}
-
 /*
  * Polled expedited grace periods (the kernel's
  * start_poll_synchronize_rcu_expedited()): the cookie's GP is requested as
@@ -76,28 +49,61 @@ static void rcu_exp_poll_request(unsigned long s)
 		;
 }
 
-unsigned long trcu_start_poll_synchronize_rcu_expedited(void)
+/* Request GP s for a polled cookie (expedited: exp) and make sure the GP
+ * kthread will run it: woken when this call raised the request, and also
+ * when the request was there already but the kthread sleeps or never
+ * started (a second guard against a request whose raiser left without
+ * it).  seq_cst load: pairs with the kthread's store to ->kthread_sleeping
+ * before its rcu_gp_needed() check; a kthread not yet asleep sees the
+ * request.  No shared write otherwise.  Expedited: marked before the
+ * request, and a driver asleep in its FQS wait is kicked after it.  The
+ * caller ran rcu_init(). */
+static void rcu_gp_start_poll(unsigned long s, bool exp)
 {
 	struct rcu_thread *r = &rcu_thread_tls;
+
+	if (exp)
+		rcu_exp_poll_request(s);
+	if (rcu_start_this_gp(s, r->slot >= 0 ? r : NULL) ||
+	    (!rcu_seq_done(s) &&
+	     (!rcu_gp_kthread_started() ||
+	      atomic_load_explicit(&rcu_state.kthread_sleeping, memory_order_seq_cst))))
+		rcu_gp_kthread_wake();
+	if (exp)
+		rcu_gp_kick_driver();
+}
+
+/* start_poll and its expedited and full forms. */
+static unsigned long rcu_start_poll(bool exp)
+{
 	unsigned long s;
 
 	rcu_init();
 	s = trcu_get_state_synchronize_rcu();
-	rcu_exp_poll_request(s);
-	rcu_gp_start_poll(s, r->slot >= 0 ? r : NULL);
-	rcu_gp_kick_driver();
+	rcu_gp_start_poll(s, exp);
 	return s;
+}
+
+static void rcu_start_poll_full(struct trcu_gp_oldstate *rgosp, bool exp)
+{
+	rcu_init();
+	trcu_get_state_synchronize_rcu_full(rgosp);
+	rcu_gp_start_poll(rgosp->rgos_norm, exp);
+}
+
+unsigned long trcu_start_poll_synchronize_rcu(void)
+{
+	return rcu_start_poll(false);
+}
+
+unsigned long trcu_start_poll_synchronize_rcu_expedited(void)
+{
+	return rcu_start_poll(true);
 }
 
 void trcu_start_poll_synchronize_rcu_expedited_full(struct trcu_gp_oldstate *rgosp)
 {
-	struct rcu_thread *r = &rcu_thread_tls;
-
-	rcu_init();
-	trcu_get_state_synchronize_rcu_full(rgosp);
-	rcu_exp_poll_request(rgosp->rgos_norm);
-	rcu_gp_start_poll(rgosp->rgos_norm, r->slot >= 0 ? r : NULL);
-	rcu_gp_kick_driver();
+	rcu_start_poll_full(rgosp, true);
 }
 
 void trcu_cond_synchronize_rcu_expedited(unsigned long cookie)
@@ -153,11 +159,7 @@ void trcu_get_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 
 void trcu_start_poll_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 {
-	struct rcu_thread *r = &rcu_thread_tls;
-
-	rcu_init();
-	trcu_get_state_synchronize_rcu_full(rgosp);
-	rcu_gp_start_poll(rgosp->rgos_norm, r->slot >= 0 ? r : NULL);
+	rcu_start_poll_full(rgosp, false);
 }
 
 bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
