@@ -123,6 +123,36 @@ bool trcu_same_state_synchronize_rcu(unsigned long a, unsigned long b)
 	return a == b;
 }
 
+/*
+ * A cookie not done while the GP kthread's last start failed (thread
+ * limit, no memory): a program that only polls makes no further request,
+ * and with no synchronize_rcu() caller and no callbacks nobody else drives
+ * its GP, so the start is tried again here, once per RCU_WAIT_RECHECK_NS
+ * across threads (each try is one failing pthread_create() while the limit
+ * lasts).  The CAS on the next try's time elects one thread per period;
+ * relaxed, as it orders nothing: the start itself is serialised by its
+ * lock, and the kthread, once running, sees the pending request under
+ * gp_mutex.
+ */
+static rcu_cold void rcu_poll_retry_gp_kthread(void)
+{
+	static _Atomic long next_try_ns;
+	long now = sys_now_ns();
+	long next = atomic_load_explicit(&next_try_ns, memory_order_relaxed);
+
+	if (now >= next &&
+	    atomic_compare_exchange_strong_explicit(&next_try_ns, &next, now + RCU_WAIT_RECHECK_NS,
+						    memory_order_relaxed, memory_order_relaxed))
+		rcu_gp_kthread_wake();
+}
+
+static bool rcu_poll_not_done(void)
+{
+	if (TRCU_UNLIKELY(rcu_gp_kthread_missing()))
+		rcu_poll_retry_gp_kthread();
+	return false;
+}
+
 bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 {
 	if (cookie == TRCU_GET_STATE_COMPLETED ||
@@ -133,7 +163,7 @@ bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 		atomic_thread_fence(memory_order_seq_cst);
 		return true;
 	}
-	return false;
+	return rcu_poll_not_done();
 }
 
 void trcu_cond_synchronize_rcu(unsigned long cookie)
@@ -174,7 +204,7 @@ bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 		atomic_thread_fence(memory_order_seq_cst);
 		return true;
 	}
-	return false;
+	return rcu_poll_not_done();
 }
 
 void trcu_cond_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
