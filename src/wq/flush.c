@@ -145,9 +145,14 @@ bool trcu_flush_work(struct trcu_work *work)
 		return false;
 	}
 	if (queued_behind_self(work)) {
-		sys_warn("trcu_flush_work: called from a work item of \"%s\" (max_active 1) for an "
-			  "item queued behind it, which cannot start before the caller returns "
-			  "(returning false)", current_worker->current_pwq->wq->name);
+		/* Said once per process, as above. */
+		static atomic_bool warned;
+
+		if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
+			sys_warn("trcu_flush_work: called from a work item of \"%s\" (max_active 1) "
+				  "for an item queued behind it, which cannot start before the "
+				  "caller returns (returning false; said once)",
+				  current_worker->current_pwq->wq->name);
 		errno = EDEADLK;
 		return false;
 	}

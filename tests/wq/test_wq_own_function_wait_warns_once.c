@@ -5,8 +5,10 @@
  * for themselves: each still returns its documented value on every call
  * (the cancels whether an instance was pending, the flush false with
  * EDEADLK), but says so on stderr once per process, not once per call.
- * Each item makes 100 such calls; its stderr is captured in a child
- * process (tests/common/subproc.h).
+ * So does trcu_flush_work() from an item of an ordered workqueue
+ * (max_active 1) on an item queued behind it there, which cannot start
+ * before the caller returns.  Each item makes 100 such calls; its stderr
+ * is captured in a child process (tests/common/subproc.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,6 +56,25 @@ static void flush_fn(struct trcu_work *w)
 	atomic_fetch_add(&done, 1);
 }
 
+static void behind_fn(struct trcu_work *w)
+{
+	(void)w;
+}
+
+static struct trcu_work behind;
+
+/* On an ordered workqueue: `behind` is queued after this item. */
+static void ordered_flush_fn(struct trcu_work *w)
+{
+	(void)w;
+	for (int i = 0; i < CALLS; i++) {
+		errno = 0;
+		if (trcu_flush_work(&behind) || errno != EDEADLK)
+			atomic_fetch_add(&bad, 1);
+	}
+	atomic_fetch_add(&done, 1);
+}
+
 static void own_function_calls(void)
 {
 	TRCU_DECLARE_WORK(c, cancel_fn);
@@ -65,6 +86,18 @@ static void own_function_calls(void)
 	CHECK(trcu_queue_work(trcu_system_wq(), &f));
 	CHECK_WITHIN_MS(atomic_load(&done) == 3, 20000);
 	CHECK_EQ(trcu_flush_workqueue(trcu_system_wq()), 0);
+	{
+		TRCU_DECLARE_WORK(o, ordered_flush_fn);
+		struct trcu_workqueue *ord = trcu_alloc_ordered_workqueue("ordered", 0);
+
+		CHECK(ord);
+		TRCU_INIT_WORK(&behind, behind_fn);
+		CHECK(trcu_queue_work(ord, &o));
+		CHECK(trcu_queue_work(ord, &behind));
+		CHECK_WITHIN_MS(atomic_load(&done) == 4, 20000);
+		CHECK_EQ(trcu_drain_workqueue(ord), 0);
+		CHECK_EQ(trcu_destroy_workqueue(ord), 0);
+	}
 	CHECK(!trcu_work_pending(&c) && !trcu_delayed_work_pending(&d) && !trcu_work_pending(&f));
 	CHECK_EQ(atomic_load(&bad), 0);
 	trcu_wq_shutdown();
@@ -82,6 +115,7 @@ int main(int argc, char **argv)
 		"trcu_cancel_work_sync: called from the work item's own function",
 		"trcu_cancel_delayed_work_sync: called from the work item's own function",
 		"trcu_flush_work: called from the work item's own function",
+		"trcu_flush_work: called from a work item of \"ordered\" (max_active 1)",
 	};
 	static struct sp_result res;
 	char how[96];
@@ -91,7 +125,8 @@ int main(int argc, char **argv)
 	sp_run("own_function_calls", NULL, 30, &res);
 	sp_describe(&res, how, sizeof(how));
 	ok = WIFEXITED(res.status) && WEXITSTATUS(res.status) == 0;
-	printf("  %d calls from each item's own function: %s in %ld ms (want exit status 0)\n",
+	printf("  %d calls from each item's own function (and from an ordered queue's item "
+	       "for one behind it): %s in %ld ms (want exit status 0)\n",
 	       CALLS, how, res.ms);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		int n = sp_count_lines(res.err, want[i]);
