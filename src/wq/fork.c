@@ -202,8 +202,9 @@ __attribute__((constructor)) static void wq_fork_hooks_register(void)
  * After a fork: start the manager, one worker for every pool in use (as
  * get_pool_locked() keeps), and the lost rescuers (wq_state.mutex held).
  * Clears fork_respawn once every one started.  A failure (thread limit, no
- * memory for a stack) leaves it set: the next queueing tries again, and so
- * does every wait for work meanwhile (wq_wait_word()), since the manager
+ * memory for a stack) leaves it set: a queueing tries again once
+ * CREATE_COOLDOWN_NS passed, and so does a wait for work meanwhile
+ * (wq_wait_word()), since the manager
  * that retries failed creations may be one of the threads missing; the work
  * is run meanwhile by whatever started.  Returns true if it failed for the
  * first time in this process (the caller says so, unlocked).
@@ -245,9 +246,9 @@ static void wq_fork_respawn_warn(void)
 {
 	sys_warn("workqueue: the threads of this fork() child could not all be started "
 		 "again (pthread_create() failed: thread limit or no memory for a stack); "
-		 "queued work waits for them, and the start is tried again at each "
-		 "queueing and every %llu ms while a flush, drain, cancel or destroy "
-		 "waits (said once)", CREATE_COOLDOWN_NS / 1000000);
+		 "queued work waits for them, and the start is tried again at most "
+		 "every %llu ms, at a queueing or while a flush, drain, cancel or "
+		 "destroy waits (said once)", CREATE_COOLDOWN_NS / 1000000);
 }
 
 /* At every queueing: the threads of a fork() child, started once. */
@@ -261,7 +262,13 @@ void wq_fork_respawn(void)
 		return;
 	cs = sys_cancel_disable();
 	pthread_mutex_lock(&wq_state.mutex);
-	if (atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed))
+	/* The first try at once (respawn_try_ns is 0 after the fork), then at
+	 * most every CREATE_COOLDOWN_NS: a child under a thread limit that
+	 * queues in a loop would otherwise call pthread_create() for every
+	 * missing thread at every queueing. */
+	if (atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed) &&
+	    (!wq_state.respawn_try_ns ||
+	     now_ns() - wq_state.respawn_try_ns >= CREATE_COOLDOWN_NS))
 		warn = wq_fork_respawn_locked();
 	pthread_mutex_unlock(&wq_state.mutex);
 	if (warn)

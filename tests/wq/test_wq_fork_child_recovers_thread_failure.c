@@ -8,7 +8,9 @@
  * returns, delayed items fire once the manager is back, and the failure is
  * said once on stderr.  Without those tries the waits would sleep for
  * ever: no queueing need follow, and the manager, which retries failed
- * creations, is one of the threads missing.
+ * creations, is one of the threads missing.  A child that queues in a
+ * loop meanwhile tries the start at most every 10 ms, not at every
+ * queueing.
  *
  * Also the same failure at first use, without a fork: the workqueue that
  * cannot get its first threads is not created (NULL, errno EAGAIN), and
@@ -250,7 +252,36 @@ static void c_delayed_fires(void)
 	child_done("trcu_flush_work(), then the timer");
 }
 
+/* Queueing in a loop while no thread can be created: the start is tried
+ * again at most every 10 ms, not at every queueing (each try is one failed
+ * pthread_create() per missing thread); the work runs once it can. */
+static void c_queue_loop_rate_limited(void)
+{
+	long calls = 0, t0;
+	int tries;
+
+	child_queue_in_window(0);
+	t0 = check_now_ms();
+	while (check_now_ms() - t0 < 100) {
+		/* Taken off again, so that every call queues. */
+		if (!trcu_cancel_work(&item) || !trcu_queue_work(wq, &item))
+			FAIL("cancel and queue again: not pending, or refused");
+		calls++;
+	}
+	tries = atomic_load(&failed_creates);
+	if (tries > 100)
+		FAIL("%ld queueings in 100 ms made %d failed thread creations (want at most "
+		     "100: one try per 10 ms)", calls, tries);
+	printf("  child: %ld queueings in 100 ms, %d failed thread creations\n", calls, tries);
+	wait_window_end();
+	t_wait = check_now_ms();
+	if (trcu_flush_workqueue(wq))
+		FAIL("trcu_flush_workqueue() failed");
+	child_done("trcu_flush_workqueue() after the queueing loop");
+}
+
 static void s_fork_flush_workqueue(void) { setup(0); run_forked(c_flush_workqueue); }
+static void s_fork_queue_loop(void) { setup(0); run_forked(c_queue_loop_rate_limited); }
 static void s_fork_flush_work_reclaim(void) { setup(TRCU_WQ_MEM_RECLAIM); run_forked(c_flush_work); }
 static void s_fork_flush_workqueue_reclaim(void)
 {
@@ -303,6 +334,7 @@ static void s_first_use_manager_only(void) { first_use(1); }
 
 static const struct sp_scenario scenarios[] = {
 	{ "fork_flush_workqueue", s_fork_flush_workqueue },
+	{ "fork_queue_loop", s_fork_queue_loop },
 	{ "fork_flush_work_reclaim", s_fork_flush_work_reclaim },
 	{ "fork_flush_workqueue_reclaim", s_fork_flush_workqueue_reclaim },
 	{ "fork_drain_unbound", s_fork_drain_unbound },
