@@ -427,8 +427,9 @@ static inline void sys_cancel_restore(int old)
 }
 
 /*
- * fork() (src/fork.c): pthread_atfork() handlers, registered once by the
- * first init of the RCU core or of the workqueue.  Each subsystem has a
+ * fork() (src/fork.c): pthread_atfork() handlers, registered once at load
+ * by the core's constructor (src/rcu.c), and correct on a library never
+ * initialised.  Each subsystem has a
  * prepare step (take its locks: no data they guard is mid-update at the
  * fork), a parent step (release them) and a child step (only the forking
  * thread exists: re-initialise every lock, forget the other threads, mark

@@ -144,7 +144,6 @@ static void rcu_init_once(void)
 	rcu_thread_init();
 	kvfree_init();
 	atexit(rcu_exit_handler);
-	fork_register();
 }
 
 /*
@@ -153,7 +152,14 @@ static void rcu_init_once(void)
  * start later still), and hands the upper layers' functions down
  * (src/stall.c, the GP core and src/thread.c never call up): the callback
  * counts for stall warnings, the task readers' lists for the GP core,
- * threads, stalls and fork.
+ * threads, stalls and fork.  And the fork handlers, here rather than at
+ * first use: pthread_atfork() runs prepare handlers in the reverse order
+ * of registration and the others in order, so that treercu's prepare runs
+ * after, and its parent and child steps before, every handler registered
+ * once the library is loaded, which may then call treercu (a prepare
+ * handler registered before treercu's first use that called
+ * synchronize_rcu() found the library's locks taken and hung the fork).
+ * Its steps are correct on a library never initialised (src/fork.c).
  * Priority 101: before the default constructors of a static link, which
  * may already use the library.  The object holding the library is pinned
  * (sys_pin_loaded_object()).
@@ -162,6 +168,7 @@ __attribute__((constructor(101))) void rcu_init_anchor(void)
 {
 	sys_pin_loaded_object();
 	rcu_init_register(rcu_init_once);
+	fork_register();
 	rcu_stall_set_cb_info(rcu_nocb_stall_info);
 	rcu_task_set_hooks(&rcu_task_hooks_impl);
 }

@@ -128,7 +128,8 @@ static void wq_atexit(void)
 
 /* First use: the RCU core (its init reads the tunables, and registers its
  * atexit handler first, so that the workqueue shuts down before it at exit),
- * topology, atexit (wq_state.mutex held).  0, or
+ * topology, atexit (wq_state.mutex held).  The fork steps are registered at
+ * load (fork_register_hooks(), src/rcu.c).  0, or
  * -ENOMEM with the workqueue subsystem still uninitialised. */
 int wq_init_locked(void)
 {
@@ -140,7 +141,6 @@ int wq_init_locked(void)
 	if (!wq_state.atexit_done) {
 		wq_state.atexit_done = true;
 		atexit(wq_atexit);
-		fork_register();
 	}
 	wq_state.inited = true;
 	return 0;
