@@ -72,6 +72,7 @@ void trcu_before_fork(void)
 	/* Until after the fork: a signal handler on this thread must not
 	 * take the locks the prepare steps hold (rcu_busy_enter()). */
 	rcu_busy_enter();
+	rcu_thread_tls.fork_locked = true;
 	rcu_sr_fork_prepare();
 	fork_upper_ran = fork_upper;
 	if (fork_upper_ran)
@@ -99,6 +100,7 @@ void trcu_after_fork_parent(void)
 	if (fork_upper_ran)
 		fork_upper_ran->parent();
 	rcu_sr_fork_parent();
+	rcu_thread_tls.fork_locked = false;
 	rcu_busy_exit();
 }
 
@@ -119,5 +121,6 @@ void trcu_after_fork_child(void)
 	 * before the fork) may end on the GP kthread, started from here: every
 	 * state it touches is reset above. */
 	rcu_fork_child_kick();
+	rcu_thread_tls.fork_locked = false;
 	rcu_busy_exit();
 }

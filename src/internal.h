@@ -174,6 +174,10 @@ struct rcu_thread {
 	 * unregistration or the library's init is in progress, so a
 	 * handler's section on this thread is an emergency one. */
 	unsigned int busy;
+	/* Owner only: this thread's trcu_before_fork() holds the library's
+	 * locks until its after-fork call (src/fork.c); a wait for a grace
+	 * period meanwhile would wait for ever (rcu_check_blocking_allowed()). */
+	bool fork_locked;
 	/* Emergency sections (nested handlers): the nest_flags each one
 	 * interrupted, restored when it ends. */
 	unsigned int emerg_depth;

@@ -745,6 +745,11 @@ void rcu_check_blocking_allowed(const char *what)
 	if (depth)
 		sys_die("%s called inside an RCU read-side critical section (nesting depth "
 			 "%u): it would wait for itself forever", what, depth);
+	if (TRCU_UNLIKELY(rcu_thread_tls.fork_locked))
+		sys_die("%s called between trcu_before_fork() and its after-fork call on the "
+			 "same thread, which holds the library's locks until then (a "
+			 "pthread_atfork() prepare handler registered before treercu was loaded "
+			 "runs there): it would wait forever", what);
 }
 
 /* Enter an extended quiescent state for a blocking wait.  Returns whether
