@@ -45,6 +45,9 @@ static const struct fork_hooks *fork_upper;
 /* The hooks this thread's outermost trcu_before_fork() ran, so that the
  * parent and child steps match the prepare step that ran. */
 static __thread const struct fork_hooks *fork_upper_ran;
+/* This thread's outermost trcu_before_fork() found the library never
+ * initialised and took nothing: the after-fork steps do nothing either. */
+static __thread bool fork_skipped;
 
 void fork_register_hooks(const struct fork_hooks *hooks)
 {
@@ -69,6 +72,19 @@ void trcu_before_fork(void)
 {
 	if (fork_depth++)
 		return;
+	/*
+	 * The handlers are registered at load (src/rcu.c): in a process that
+	 * has not used the library there is nothing to protect, and the child
+	 * starts from the static state as the parent would.  A first use
+	 * racing this fork on another thread is the case it always was: the
+	 * init takes none of these locks, and its first locking calls come
+	 * after it.  (Taking and re-initialising the static locks anyway
+	 * would be correct, but ThreadSanitizer reports the child's
+	 * re-initialised mutexes as locked twice.)
+	 */
+	fork_skipped = !rcu_initialized();
+	if (fork_skipped)
+		return;
 	/* Until after the fork: a signal handler on this thread must not
 	 * take the locks the prepare steps hold (rcu_busy_enter()). */
 	rcu_busy_enter();
@@ -92,7 +108,7 @@ static void fork_depth_drop(const char *what)
 void trcu_after_fork_parent(void)
 {
 	fork_depth_drop("trcu_after_fork_parent()");
-	if (fork_depth)
+	if (fork_depth || fork_skipped)
 		return;
 	rcu_fork_parent();
 	kvfree_fork_parent();
@@ -107,8 +123,16 @@ void trcu_after_fork_parent(void)
 void trcu_after_fork_child(void)
 {
 	fork_depth_drop("trcu_after_fork_child()");
-	if (fork_depth)
+	if (fork_depth || (fork_skipped && !rcu_initialized()))
 		return;
+	/* Skipped, but initialised since (by a prepare handler that ran after
+	 * ours, one registered before treercu was loaded): the child still
+	 * needs its reset (no helper thread exists here).  Nothing was locked
+	 * in prepare; re-initialising unlocked mutexes is as good. */
+	if (fork_skipped) {
+		rcu_busy_enter();
+		fork_upper_ran = fork_upper;
+	}
 	/* The RCU core first: its slots and GP state are what the others'
 	 * resets may use (none waits for a grace period here). */
 	rcu_fork_child();

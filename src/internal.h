@@ -440,6 +440,7 @@ static inline void sys_cancel_restore(int old)
  * the helper threads not started).  Called in the order src/fork.c gives.
  */
 void fork_register(void);
+bool rcu_initialized(void);          /* state.c: the init gate has run */
 void rcu_fork_prepare(void);         /* rcu.c */
 void rcu_fork_parent(void);
 void rcu_fork_child(void);

@@ -49,6 +49,8 @@ struct rcu_state rcu_state = {
  */
 static pthread_once_t rcu_init_once_ctl = PTHREAD_ONCE_INIT;
 static void (*rcu_init_fn)(void);
+/* Set once the init has run (rcu_initialized()). */
+static _Atomic bool rcu_init_done;
 
 void rcu_init_register(void (*fn)(void))
 {
@@ -64,6 +66,14 @@ static void rcu_init_run(void)
 		abort();
 	}
 	rcu_init_fn();
+	/* Release: the init's stores before the flag; pairs with the acquire
+	 * in rcu_initialized(). */
+	atomic_store_explicit(&rcu_init_done, true, memory_order_release);
+}
+
+bool rcu_initialized(void)
+{
+	return atomic_load_explicit(&rcu_init_done, memory_order_acquire);
 }
 
 void rcu_init(void)

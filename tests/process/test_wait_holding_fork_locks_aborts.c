@@ -4,9 +4,10 @@
  * locks (between trcu_before_fork() and its after-fork call; a
  * pthread_atfork() prepare handler registered before treercu was loaded
  * runs there) would wait for ever: it aborts instead, naming the call and
- * the reason.  After the after-fork call the same waits work.  Each
- * scenario runs in its own process (tests/common/subproc.h); a hang fails
- * on its timeout.
+ * the reason.  After the after-fork call the same waits work, and so do
+ * they after a trcu_before_fork() made before the library's first use,
+ * which takes nothing.  Each scenario runs in its own process
+ * (tests/common/subproc.h); a hang fails on its timeout.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -25,8 +26,20 @@ static void s_sync(void)
 
 static void s_expedited(void)
 {
+	rcu_register_thread();
 	trcu_before_fork();
 	synchronize_rcu_expedited();
+	exit(0);
+}
+
+/* Before the library's first use the prepare step takes nothing (there is
+ * nothing to protect): a wait after it works. */
+static void s_before_first_use(void)
+{
+	trcu_before_fork();
+	synchronize_rcu();
+	trcu_after_fork_parent();
+	synchronize_rcu();
 	exit(0);
 }
 
@@ -56,6 +69,7 @@ static const struct sp_scenario scenarios[] = {
 	{ "expedited", s_expedited },
 	{ "barrier", s_barrier },
 	{ "after_parent", s_after_parent },
+	{ "before_first_use", s_before_first_use },
 	{ NULL, NULL },
 };
 
@@ -72,5 +86,6 @@ int main(int argc, char **argv)
 	ok &= sp_expect_abort("barrier", NULL, 30,
 			      "rcu_barrier() called between trcu_before_fork()");
 	ok &= sp_expect_exit("after_parent", NULL, 30, 0, NULL, 0);
+	ok &= sp_expect_exit("before_first_use", NULL, 30, 0, NULL, 0);
 	return ok ? 0 : 1;
 }
