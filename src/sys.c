@@ -6,8 +6,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +15,39 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/*
+ * The kernel's UAPI headers where they are installed; where they are not (a
+ * musl system without its linux-headers package), the values themselves:
+ * they are the system-call ABI and never change.
+ */
+#if defined(__has_include)
+#if __has_include(<linux/futex.h>)
+#include <linux/futex.h>
+#endif
+#if __has_include(<linux/membarrier.h>)
+#include <linux/membarrier.h>
+#define SYS_HAVE_MEMBARRIER_H 1
+#endif
+#endif
+#ifndef FUTEX_WAIT_PRIVATE
+#define FUTEX_WAIT_PRIVATE (0 | 128)
+#define FUTEX_WAKE_PRIVATE (1 | 128)
+#endif
+#ifndef SYS_HAVE_MEMBARRIER_H
+enum {
+	MEMBARRIER_CMD_QUERY = 0,
+	MEMBARRIER_CMD_PRIVATE_EXPEDITED = 1 << 3,
+	MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED = 1 << 4,
+};
+#endif
+#ifndef __NR_membarrier
+#if defined(__x86_64__)
+#define __NR_membarrier 324
+#elif defined(__aarch64__)
+#define __NR_membarrier 283
+#endif
+#endif
 
 /* Returns 0 if private expedited membarrier is usable, -1 otherwise. */
 int sys_membarrier_register(void)

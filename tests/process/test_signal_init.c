@@ -57,7 +57,11 @@ static timer_t arm_timer(long interval_ns)
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGUSR1;
+#ifdef sigev_notify_thread_id   /* musl; glibc from 2.41 */
+	sev.sigev_notify_thread_id = (int)syscall(SYS_gettid);
+#else
 	sev._sigev_un._tid = (int)syscall(SYS_gettid);
+#endif
 	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) || timer_settime(timer, 0, &its, NULL))
 		_exit(4);
 	return timer;

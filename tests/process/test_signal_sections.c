@@ -124,7 +124,11 @@ static void *kicker(void *arg)
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGUSR1;
+#ifdef sigev_notify_thread_id   /* musl; glibc from 2.41 */
+	sev.sigev_notify_thread_id = atomic_load(&target_tid);
+#else
 	sev._sigev_un._tid = atomic_load(&target_tid);
+#endif
 	CHECK(timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0);
 	CHECK(timer_settime(timer, 0, &its, NULL) == 0);
 	while (!atomic_load(&stop))

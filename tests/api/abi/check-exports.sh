@@ -24,7 +24,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 sort -u "$list" >"$tmp/list"
 # (ASan adds an ODR indicator, __odr_asan.NAME, beside each global variable.)
-"$nm" -D --defined-only "$so" | awk 'NF == 3 && $3 !~ /^__odr_asan/ { print $3 }' | sort -u >"$tmp/so"
+# _init and _fini: the ELF init/fini entry points, dynamic symbols when the C
+# library's start files make them so (musl's crti.o), not treercu's API.
+"$nm" -D --defined-only "$so" |
+  awk 'NF == 3 && $3 !~ /^__odr_asan/ && $3 != "_init" && $3 != "_fini" { print $3 }' |
+  sort -u >"$tmp/so"
 "$nm" --defined-only --extern-only "$ar" | awk 'NF == 3 && $3 !~ /^__odr_asan/ { print $3 }' | sort -u >"$tmp/ar"
 # The name declared by each TRCU_API declaration (the identifier before its
 # parameter list or its semicolon).
