@@ -20,8 +20,11 @@
 
 /*
  * Taking and checking a cookie reads only gp_seq and exp_seq, which static
- * initialisers set: no init gate, so these work before first use and in
- * signal handlers.  Starting a GP for a cookie needs the tree: the gate.
+ * initialisers set: no init gate, so these work before first use.  (A
+ * check that finds its cookie not done while the GP kthread's start has
+ * failed also retries that start, which takes a lock: not from a signal
+ * handler, as docs/api.md says of all of them.)  Starting a GP for a
+ * cookie needs the tree: the gate.
  */
 unsigned long trcu_get_state_synchronize_rcu(void)
 {
