@@ -251,57 +251,51 @@ static void wq_fork_respawn_warn(void)
 		 "destroy waits (said once)", CREATE_COOLDOWN_NS / 1000000);
 }
 
-/* At every queueing: the threads of a fork() child, started once. */
-void wq_fork_respawn(void)
-{
-	bool warn = false;
-	int cs;
-
-	/* Acquire: pairs with the release store in wq_fork_respawn_locked(). */
-	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_acquire)))
-		return;
-	cs = sys_cancel_disable();
-	pthread_mutex_lock(&wq_state.mutex);
-	/* The first try at once (respawn_try_ns is 0 after the fork), then at
-	 * most every CREATE_COOLDOWN_NS: a child under a thread limit that
-	 * queues in a loop would otherwise call pthread_create() for every
-	 * missing thread at every queueing. */
-	if (atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed) &&
-	    (!wq_state.respawn_try_ns ||
-	     now_ns() - wq_state.respawn_try_ns >= CREATE_COOLDOWN_NS))
-		warn = wq_fork_respawn_locked();
-	pthread_mutex_unlock(&wq_state.mutex);
-	if (warn)
-		wq_fork_respawn_warn();
-	sys_cancel_restore(cs);
-}
-
 /*
- * From a waiter: wq_fork_respawn() again, at most every CREATE_COOLDOWN_NS
- * for the whole process (waiters share the tries with the queuers).  A
- * trylock: a flush waits holding its workqueue's flush_mutex, which comes
- * after wq_state.mutex in the lock order; while the mutex is busy the try
- * is left to the next round.
+ * Start the threads again if a try is due: the first at once (respawn_try_ns
+ * is 0 after the fork), then at most every CREATE_COOLDOWN_NS for the whole
+ * process, queuers and waiters alike (a child under a thread limit that
+ * queues in a loop would otherwise call pthread_create() for every missing
+ * thread at every queueing).  A waiter only trylocks: a flush waits holding
+ * its workqueue's flush_mutex, which comes after wq_state.mutex in the lock
+ * order; while the mutex is busy its try is left to the next round.
  */
-void wq_fork_respawn_retry(void)
+static void wq_fork_respawn_try(bool trylock)
 {
 	bool warn = false;
-	int cs;
+	int cs = sys_cancel_disable();
 
-	/* Relaxed, no pair: a hint; read again under wq_state.mutex, and the
-	 * waiter orders nothing on it (it waits on its own word). */
-	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed)))
-		return;
-	cs = sys_cancel_disable();
-	if (!pthread_mutex_trylock(&wq_state.mutex)) {
+	if (trylock ? !pthread_mutex_trylock(&wq_state.mutex)
+		    : !pthread_mutex_lock(&wq_state.mutex)) {
 		if (atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed) &&
-		    now_ns() - wq_state.respawn_try_ns >= CREATE_COOLDOWN_NS)
+		    (!wq_state.respawn_try_ns ||
+		     now_ns() - wq_state.respawn_try_ns >= CREATE_COOLDOWN_NS))
 			warn = wq_fork_respawn_locked();
 		pthread_mutex_unlock(&wq_state.mutex);
 	}
 	if (warn)
 		wq_fork_respawn_warn();
 	sys_cancel_restore(cs);
+}
+
+/* At every queueing: the threads of a fork() child, started once. */
+void wq_fork_respawn(void)
+{
+	/* Acquire: pairs with the release store in wq_fork_respawn_locked():
+	 * a queuer that sees the flag clear sees the threads' state. */
+	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_acquire)))
+		return;
+	wq_fork_respawn_try(false);
+}
+
+/* From a waiter (and the exit handler's wait): wq_fork_respawn() again. */
+void wq_fork_respawn_retry(void)
+{
+	/* Relaxed, no pair: a hint; read again under wq_state.mutex, and the
+	 * waiter orders nothing on it (it waits on its own word). */
+	if (TRCU_LIKELY(!atomic_load_explicit(&wq_state.fork_respawn, memory_order_relaxed)))
+		return;
+	wq_fork_respawn_try(true);
 }
 
 /*
