@@ -127,8 +127,8 @@ bool trcu_same_state_synchronize_rcu(unsigned long a, unsigned long b)
 }
 
 /*
- * A cookie not done while the GP kthread's last start failed (thread
- * limit, no memory): a program that only polls makes no further request,
+ * A cookie found not done.  While the GP kthread's last start has failed
+ * (thread limit, no memory), a program that only polls makes no further request,
  * and with no synchronize_rcu() caller and no callbacks nobody else drives
  * its GP, so the start is tried again here, once per RCU_WAIT_RECHECK_NS
  * across threads (each try is one failing pthread_create() while the limit
@@ -140,21 +140,19 @@ bool trcu_same_state_synchronize_rcu(unsigned long a, unsigned long b)
 static rcu_cold void rcu_poll_retry_gp_kthread(void)
 {
 	static _Atomic long next_try_ns;
-	long now = sys_now_ns();
-	long next = atomic_load_explicit(&next_try_ns, memory_order_relaxed);
+	long now, next;
 
+	if (!rcu_gp_kthread_missing())
+		return;
+	now = sys_now_ns();
+	next = atomic_load_explicit(&next_try_ns, memory_order_relaxed);
 	if (now >= next &&
 	    atomic_compare_exchange_strong_explicit(&next_try_ns, &next, now + RCU_WAIT_RECHECK_NS,
 						    memory_order_relaxed, memory_order_relaxed))
 		rcu_gp_kthread_wake();
 }
 
-static bool rcu_poll_not_done(void)
-{
-	if (TRCU_UNLIKELY(rcu_gp_kthread_missing()))
-		rcu_poll_retry_gp_kthread();
-	return false;
-}
+
 
 bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 {
@@ -166,7 +164,8 @@ bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 		atomic_thread_fence(memory_order_seq_cst);
 		return true;
 	}
-	return rcu_poll_not_done();
+	rcu_poll_retry_gp_kthread();
+	return false;
 }
 
 void trcu_cond_synchronize_rcu(unsigned long cookie)
@@ -207,7 +206,8 @@ bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 		atomic_thread_fence(memory_order_seq_cst);
 		return true;
 	}
-	return rcu_poll_not_done();
+	rcu_poll_retry_gp_kthread();
+	return false;
 }
 
 void trcu_cond_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
