@@ -77,6 +77,21 @@ endif()
 if(DEFINED TREERCU_BUILD_TESTS AND NOT TREERCU_BUILD_TESTS)
   return()
 endif()
+# A test written against liburcu's API, built against treercu's: target
+# treercu_NAME linked to treercu-urcu (and ARGN), test NAME, run with the
+# compat layer's suppressions in the TSan build.
+function(trcu_urcu_test name src)
+  set(t treercu_${name})
+  add_executable(${t} ${src})
+  target_link_libraries(${t} PRIVATE treercu-urcu ${ARGN})
+  add_test(NAME ${name} COMMAND ${t})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 300)
+  if(TREERCU_SANITIZE STREQUAL "thread")
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT
+      "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${TRCU_URCU_DIR}/tsan.supp")
+  endif()
+endfunction()
+
 find_library(TRCU_URCU_CDS urcu-cds)
 find_package(PkgConfig QUIET)
 if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
@@ -86,19 +101,13 @@ if(TRCU_URCU_CDS AND PKG_CONFIG_FOUND)
   foreach(flavor memb qsbr bp)
     string(TOUPPER ${flavor} FLAVOR)
     set(t treercu_test_urcu_api_${flavor})
-    add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_api.c)
+    trcu_urcu_test(test_urcu_api_${flavor} ${PROJECT_SOURCE_DIR}/tests/api/urcu_api.c
+                   ${TRCU_URCU_CDS})
     target_compile_definitions(${t} PRIVATE URCU_API_TEST_${FLAVOR})
     if(TREERCU_SANITIZE STREQUAL "thread")
       # ThreadSanitizer cannot start threads in the child of a
       # multi-threaded fork(); that step is left to the other builds.
       target_compile_definitions(${t} PRIVATE URCU_API_TEST_NO_FORK)
-    endif()
-    target_link_libraries(${t} PRIVATE treercu-urcu ${TRCU_URCU_CDS})
-    add_test(NAME test_urcu_api_${flavor} COMMAND ${t})
-    set_tests_properties(test_urcu_api_${flavor} PROPERTIES TIMEOUT 300)
-    if(TREERCU_SANITIZE STREQUAL "thread")
-      set_tests_properties(test_urcu_api_${flavor} PROPERTIES ENVIRONMENT
-        "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${TRCU_URCU_DIR}/tsan.supp")
     endif()
     # liburcu is not built with the sanitizers: its side runs in the
     # normal build.
@@ -119,27 +128,13 @@ endif()
 # callbacks it queues (tests/api/urcu_qsbr_call_rcu_flood.c, liburcu's API
 # only): against treercu's headers and, when liburcu is installed, against
 # liburcu.
-set(t treercu_test_urcu_qsbr_call_rcu_flood)
-add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c)
-target_link_libraries(${t} PRIVATE treercu-urcu)
-add_test(NAME test_urcu_qsbr_call_rcu_flood COMMAND ${t})
-set_tests_properties(test_urcu_qsbr_call_rcu_flood PROPERTIES TIMEOUT 300)
-if(TREERCU_SANITIZE STREQUAL "thread")
-  set_tests_properties(test_urcu_qsbr_call_rcu_flood PROPERTIES ENVIRONMENT
-    "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${TRCU_URCU_DIR}/tsan.supp")
-endif()
+trcu_urcu_test(test_urcu_qsbr_call_rcu_flood
+               ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c)
 # free_all_cpu_call_rcu_data() out of memory does its job one CPU at a
 # time (tests/api/urcu_free_all_cpu_enomem.c wraps calloc()).
-set(t treercu_test_urcu_free_all_cpu_enomem)
-add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_free_all_cpu_enomem.c)
-target_link_libraries(${t} PRIVATE treercu-urcu)
-target_link_options(${t} PRIVATE -Wl,--wrap=calloc)
-add_test(NAME test_urcu_free_all_cpu_enomem COMMAND ${t})
-set_tests_properties(test_urcu_free_all_cpu_enomem PROPERTIES TIMEOUT 300)
-if(TREERCU_SANITIZE STREQUAL "thread")
-  set_tests_properties(test_urcu_free_all_cpu_enomem PROPERTIES ENVIRONMENT
-    "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${TRCU_URCU_DIR}/tsan.supp")
-endif()
+trcu_urcu_test(test_urcu_free_all_cpu_enomem
+               ${PROJECT_SOURCE_DIR}/tests/api/urcu_free_all_cpu_enomem.c)
+target_link_options(treercu_test_urcu_free_all_cpu_enomem PRIVATE -Wl,--wrap=calloc)
 if(TRCU_LIBURCU_QSBR_FOUND AND TREERCU_SANITIZE STREQUAL "")
   set(t treercu_test_urcu_qsbr_call_rcu_flood_on_liburcu)
   add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c)
