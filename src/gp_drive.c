@@ -304,10 +304,12 @@ static void *rcu_gp_kthread(void *arg)
 static pthread_t gp_kthread;
 static pthread_mutex_t gp_kthread_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool gp_kthread_started;
-/* The last start failed (out of memory, thread limit): the next wake tries
- * again, and synchronize_rcu() callers drive meanwhile
- * (rcu_sr_caller_may_drive()); also while the started kthread cannot
+/* The last start failed (out of memory, thread limit): a wake at least
+ * RCU_WAIT_RECHECK_NS later tries again (gp_kthread_next_try_ns), and
+ * synchronize_rcu() callers drive meanwhile (rcu_sr_caller_may_drive());
+ * gp_kthread_start_failed is also set while the started kthread cannot
  * register (above). */
+static _Atomic long gp_kthread_next_try_ns;
 
 bool rcu_gp_kthread_started(void)
 {
@@ -323,23 +325,38 @@ bool rcu_gp_kthread_missing(void)
 
 /*
  * Start it, or (out of memory, thread limit) say so once per failing
- * spell and leave it to the next wake: call_rcu() and start_poll never
+ * spell and leave it to a later wake: call_rcu() and start_poll never
  * abort for it, and grace periods still end, driven by synchronize_rcu()
- * callers and the offload threads.
+ * callers and the offload threads.  While it fails, one pthread_create()
+ * per RCU_WAIT_RECHECK_NS at most, whoever wakes: every start_poll, list
+ * caller and hand-off wakes the kthread, and each would otherwise pay a
+ * failing create.  The time is read only while the start is failing.
+ * Relaxed: the time orders nothing (a rate limit); the start itself is
+ * serialised by its lock, and callers that passed the unlocked look
+ * together see the first one's failure there.
  */
 static void rcu_gp_kthread_start(void)
 {
+	bool failing = atomic_load_explicit(&gp_kthread_start_failed, memory_order_relaxed);
+	long now = failing ? sys_now_ns() : 0;
 	int err;
 
+	if (failing && now < atomic_load_explicit(&gp_kthread_next_try_ns, memory_order_relaxed))
+		return;
 	pthread_mutex_lock(&gp_kthread_start_lock);
-	if (!atomic_load_explicit(&gp_kthread_started, memory_order_relaxed)) {
+	if (!atomic_load_explicit(&gp_kthread_started, memory_order_relaxed) &&
+	    (!atomic_load_explicit(&gp_kthread_start_failed, memory_order_relaxed) ||
+	     now >= atomic_load_explicit(&gp_kthread_next_try_ns, memory_order_relaxed))) {
 		err = rcu_kthread_create(&gp_kthread, rcu_gp_kthread, NULL);
 		if (err) {
+			atomic_store_explicit(&gp_kthread_next_try_ns,
+					      sys_now_ns() + RCU_WAIT_RECHECK_NS, memory_order_relaxed);
 			if (!atomic_exchange_explicit(&gp_kthread_start_failed, true,
 						      memory_order_relaxed))
-				sys_warn("cannot start the GP kthread (%s): tried again at the next "
-					 "request; synchronize_rcu() callers drive their grace periods "
-					 "meanwhile", strerror(err));
+				sys_warn("cannot start the GP kthread (%s): tried again every "
+					 "%ld ms while grace periods are wanted; synchronize_rcu() "
+					 "callers drive their grace periods meanwhile", strerror(err),
+					 RCU_WAIT_RECHECK_NS / 1000000L);
 		} else {
 			atomic_store_explicit(&gp_kthread_start_failed, false, memory_order_relaxed);
 			/* Release pairs with the acquire in rcu_gp_kthread_started():
@@ -367,6 +384,7 @@ void rcu_gp_kthread_fork_child(void)
 	pthread_mutex_init(&gp_kthread_start_lock, NULL);
 	atomic_store_explicit(&gp_kthread_started, false, memory_order_relaxed);
 	atomic_store_explicit(&gp_kthread_start_failed, false, memory_order_relaxed);
+	atomic_store_explicit(&gp_kthread_next_try_ns, 0, memory_order_relaxed);
 }
 
 /*

@@ -128,31 +128,17 @@ bool trcu_same_state_synchronize_rcu(unsigned long a, unsigned long b)
 
 /*
  * A cookie found not done.  While the GP kthread's last start has failed
- * (thread limit, no memory), a program that only polls makes no further request,
- * and with no synchronize_rcu() caller and no callbacks nobody else drives
- * its GP, so the start is tried again here, once per RCU_WAIT_RECHECK_NS
- * across threads (each try is one failing pthread_create() while the limit
- * lasts).  The CAS on the next try's time elects one thread per period;
- * relaxed, as it orders nothing: the start itself is serialised by its
- * lock, and the kthread, once running, sees the pending request under
- * gp_mutex.
+ * (thread limit, no memory), a program that only polls makes no further
+ * request, and with no synchronize_rcu() caller and no callbacks nobody
+ * else drives its GP: the wake tries the start again (at most once per
+ * RCU_WAIT_RECHECK_NS, rcu_gp_kthread_start()), and the kthread, once
+ * running, sees the pending request under gp_mutex.
  */
 static rcu_cold void rcu_poll_retry_gp_kthread(void)
 {
-	static _Atomic long next_try_ns;
-	long now, next;
-
-	if (!rcu_gp_kthread_missing())
-		return;
-	now = sys_now_ns();
-	next = atomic_load_explicit(&next_try_ns, memory_order_relaxed);
-	if (now >= next &&
-	    atomic_compare_exchange_strong_explicit(&next_try_ns, &next, now + RCU_WAIT_RECHECK_NS,
-						    memory_order_relaxed, memory_order_relaxed))
+	if (rcu_gp_kthread_missing())
 		rcu_gp_kthread_wake();
 }
-
-
 
 bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 {

@@ -37,8 +37,9 @@ static bool too_many_workers(struct worker_pool *pool)
  * for stall_us is stalled.  Workers of a per-CPU pool running an item for
  * that long leave concurrency management (WORKER_CPU_INTENSIVE, as the
  * kernel does for CPU hogs); then an idle worker is woken or, if none, one
- * is created even past the max-workers cap.  pool->lock held; dropped and
- * retaken around a creation.
+ * is created even past the max-workers cap (once per CREATE_COOLDOWN_NS
+ * while creation fails).  pool->lock held; dropped and retaken around a
+ * creation.
  */
 static void pool_watchdog(struct worker_pool *pool, uint64_t now, uint64_t stall_ns)
 {
@@ -55,7 +56,12 @@ static void pool_watchdog(struct worker_pool *pool, uint64_t now, uint64_t stall
 			worker_set_flags(w, WORKER_CPU_INTENSIVE);
 	}
 	wake = kick_pool_pick(pool);
-	create = !wake && !pool->manager_active && need_to_create_worker(pool);
+	/* A creation that failed is retried after its cooldown only
+	 * (pool_retry_create()): the watchdog fires every stall_us, and under
+	 * a thread limit each firing would be one more failing
+	 * pthread_create(). */
+	create = !wake && !pool->manager_active && need_to_create_worker(pool) &&
+		 (!pool->create_fail_ns || now - pool->last_retry_ns >= CREATE_COOLDOWN_NS);
 	pool->watchdog_ts = now;
 	atomic_fetch_add_explicit(&wq_state.n_stalls, 1, memory_order_relaxed);
 	if (create)
