@@ -378,6 +378,7 @@ static rcu_cold void call_rcu_shared(struct trcu_head *head, void (*func)(struct
 	enum call_rcu_then then = CR_DONE;
 	bool linked;
 
+	rcu_busy_enter();   /* shared_lock: see rdp_try_get() */
 	pthread_mutex_lock(&nocb.shared_lock);
 	/* Acquire: pairs with nocb_link_shared_locked()'s release (->grp). */
 	linked = atomic_load_explicit(&nocb.shared_linked, memory_order_acquire);
@@ -391,6 +392,7 @@ static rcu_cold void call_rcu_shared(struct trcu_head *head, void (*func)(struct
 	 * shared callbacks: it runs this one, or this call sees it set. */
 	if (!linked && atomic_load_explicit(&nocb.stopped, memory_order_seq_cst))
 		then = CR_STRANDED;
+	rcu_busy_exit();
 	call_rcu_then(rdp, then);
 }
 

@@ -178,6 +178,13 @@ struct rcu_thread {
 	 * locks until its after-fork call (src/fork.c); a wait for a grace
 	 * period meanwhile would wait for ever (rcu_check_blocking_allowed()). */
 	bool fork_locked;
+	/* Owner only, read by its own signal handlers: inside
+	 * synchronize_rcu() or its expedited form (in_sync), inside
+	 * rcu_barrier() (in_barrier).  A handler's wait on this thread then
+	 * could wait for what its own thread holds (gp_mutex, the barrier
+	 * mutex, a GP it drives): rcu_check_blocking_allowed() refuses it. */
+	unsigned char in_sync;
+	unsigned char in_barrier;
 	/* Emergency sections (nested handlers): the nest_flags each one
 	 * interrupted, restored when it ends. */
 	unsigned int emerg_depth;

@@ -753,15 +753,13 @@ static void rdp_exit(void *arg)
 	nocb_wake(grp);
 }
 
-/* The calling thread's rcu_data, created on first use; NULL when the
- * offload state or the rcu_data cannot be allocated. */
-struct rcu_data *rdp_try_get(void)
+/* rdp_try_get()'s first use on this thread: start the offload threads if
+ * needed and link a new rcu_data into a group. */
+static rcu_cold struct rcu_data *rdp_create(void)
 {
-	struct rcu_data *rdp = nocb_rdp;
+	struct rcu_data *rdp;
 	struct nocb_group *grp;
 
-	if (TRCU_LIKELY(rdp != NULL))
-		return rdp;
 	if (rcu_test_hooks.first_cb)
 		rcu_test_hooks.first_cb();
 	rcu_init();
@@ -784,6 +782,23 @@ struct rcu_data *rdp_try_get(void)
 	pthread_mutex_unlock(&grp->lock);
 	nocb_rdp = rdp;
 	pthread_setspecific(nocb.exit_key, rdp);   /* rdp_exit() at thread exit */
+	return rdp;
+}
+
+/* The calling thread's rcu_data, created on first use; NULL when the
+ * offload state or the rcu_data cannot be allocated.  ->busy while it is
+ * created (it takes the offload state's locks): a signal handler's wait
+ * for a grace period there is refused rather than left to wait for them
+ * (rcu_check_blocking_allowed()). */
+struct rcu_data *rdp_try_get(void)
+{
+	struct rcu_data *rdp = nocb_rdp;
+
+	if (TRCU_LIKELY(rdp != NULL))
+		return rdp;
+	rcu_busy_enter();
+	rdp = rdp_create();
+	rcu_busy_exit();
 	return rdp;
 }
 

@@ -105,6 +105,12 @@ static void rcu_exit_handler(void)
 				     rcu_frees_pending());
 		return;
 	}
+	if (r->in_sync || r->in_barrier || r->busy) {
+		rcu_nocb_exit_report("exit() was called from a signal handler that interrupted "
+				     "the library's own waits on the same thread",
+				     rcu_frees_pending());
+		return;
+	}
 	/* Quiescent while it waits, as in synchronize_rcu(): an online QSBR
 	 * thread returning from main() would hold up the grace periods. */
 	registered = rcu_thread_registered(r);

@@ -344,12 +344,20 @@ static bool rcu_wait_gp_wakeme(void)
 	return true;
 }
 
-void trcu_synchronize_rcu(void)
+/* Mark the calling thread inside synchronize_rcu() (->in_sync, read by
+ * rcu_check_blocking_allowed() in its own signal handlers).  Compiler
+ * barriers keep the marker around the wait. */
+static void rcu_sync_mark(bool in)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rcu_thread_tls.in_sync = in;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void rcu_synchronize_normal(void)
 {
 	unsigned long s;
 
-	rcu_check_blocking_allowed("synchronize_rcu()");
-	rcu_init();
 	switch ((enum rcu_sync_path)TUN(normal_wake_from_gp)) {
 	case RCU_SYNC_WAKEME:
 		/* Not from a callback: the wake-up callback would be queued
@@ -376,16 +384,27 @@ void trcu_synchronize_rcu(void)
 	rcu_wait_gp(s, false, RCU_DRV_CALLER);
 }
 
+void trcu_synchronize_rcu(void)
+{
+	rcu_check_blocking_allowed("synchronize_rcu()");
+	rcu_init();
+	rcu_sync_mark(true);
+	rcu_synchronize_normal();
+	rcu_sync_mark(false);
+}
+
 void trcu_synchronize_rcu_expedited(void)
 {
 	unsigned long s;
 
 	rcu_check_blocking_allowed("synchronize_rcu_expedited()");
 	rcu_init();
+	rcu_sync_mark(true);
 	atomic_fetch_add_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
 	/* Full barrier, as in trcu_synchronize_rcu(). */
 	atomic_thread_fence(memory_order_seq_cst);
 	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
 	rcu_wait_gp(s, true, RCU_DRV_CALLER);
 	atomic_fetch_sub_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
+	rcu_sync_mark(false);
 }

@@ -750,6 +750,12 @@ void rcu_check_blocking_allowed(const char *what)
 			 "same thread, which holds the library's locks until then (a "
 			 "pthread_atfork() prepare handler registered before treercu was loaded "
 			 "runs there): it would wait forever", what);
+	/* After the fork check: trcu_before_fork() marks the thread ->busy. */
+	if (TRCU_UNLIKELY(rcu_thread_tls.in_sync || rcu_thread_tls.busy))
+		sys_die("%s called from a signal handler that interrupted %s on the same "
+			"thread: it would wait for a grace period that its own thread holds up",
+			what, rcu_thread_tls.in_sync ? "synchronize_rcu()"
+						     : "library code that holds the library's locks");
 }
 
 /* Enter an extended quiescent state for a blocking wait.  Returns whether
