@@ -22,7 +22,7 @@
 #endif
 #include <stddef.h>
 
-#include <treercu/config.h>  /* build options, version, TRCU_API */
+#include <treercu/options.h>  /* build options, version, TRCU_API */
 
 #ifdef __cplusplus
 extern "C" {
@@ -594,7 +594,7 @@ TRCU_API void trcu_get_stats(struct trcu_stats *st);
 TRCU_API void trcu_shutdown(void);
 
 /* The version of the library linked: "MAJOR.MINOR.PATCH" (the headers'
- * version is TREERCU_VERSION_STRING, from <treercu/config.h>). */
+ * version is TREERCU_VERSION_STRING, from <treercu/version.h>). */
 TRCU_API const char *trcu_version(void);
 
 /* ---- Familiar names ----------------------------------------------------- */

@@ -50,7 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <treercu/config.h>  /* TRCU_API */
+#include <treercu/options.h>  /* TRCU_API, TREERCU_WORKQUEUE */
 
 #ifdef __cplusplus
 extern "C" {

@@ -127,6 +127,29 @@ for names in short prefixed; do
 	done
 done
 
+# Straight from the source tree, with no configured build on the include
+# path (a program that vendors the headers): <treercu/options.h> supplies a
+# default build's options.  Each header alone and all together, as C11
+# and as C++11 and C++17 (rcu.hpp: C++17), with both compiler families.
+for pair in "gcc c -std=c11" "clang c -std=c11" "g++ c++ -std=c++11" "g++ c++ -std=c++17" \
+	    "clang++ c++ -std=c++11" "clang++ c++ -std=c++17"; do
+	read -r cc lang std <<<"$pair"
+	have "$cc" || continue
+	for tu in "${tus[@]}" "${cxx_tus[@]}"; do
+		case "$tu" in
+		*.cc) [ "$lang" = c++ ] && [ "$std" = -std=c++17 ] || continue ;;
+		*/use.c) continue ;;   # the API's macros and inline code: above
+		esac
+		ran=$((ran + 1))
+		if ! "$cc" -x "$lang" "$std" -pedantic "${warn[@]}" -I"$inc" -c "$tu" \
+			-o "$work/out.o" >"$work/last.log" 2>&1; then
+			echo "FAIL: source tree alone: $cc -x $lang $std $(basename "$tu")"
+			sed -n '1,12p' "$work/last.log"
+			fail=1
+		fi
+	done
+done
+
 # A program's own list types before treercu/list.h: with the short names
 # the kernel's tags are treercu's real ones, so the second definition is
 # refused at compile time (never silently renamed to treercu's type); with
