@@ -401,7 +401,7 @@ void trcu_synchronize_rcu_expedited(void)
 	rcu_init();
 	rcu_sync_mark(true);
 	atomic_fetch_add_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
-	/* Full barrier, as in trcu_synchronize_rcu(). */
+	/* Full barrier, as in rcu_synchronize_normal(). */
 	atomic_thread_fence(memory_order_seq_cst);
 	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
 	rcu_wait_gp(s, true, RCU_DRV_CALLER);
