@@ -107,6 +107,7 @@ static void nocb_run_bypass(struct rcu_data *rdp)
 	/* Acquire: pairs with the pushes' release CAS (->func, ->next). */
 	struct trcu_head *list = atomic_exchange_explicit(&rdp->bypass, NULL, memory_order_acq_rel);
 	struct trcu_head *fifo = NULL, *next;
+	unsigned char was_sync;
 	bool was_self;
 	long n = 0;
 	int cs;
@@ -124,6 +125,12 @@ static void nocb_run_bypass(struct rcu_data *rdp)
 	 * naming the misuse). */
 	was_self = nocb_self;
 	nocb_self = true;
+	/* Nor is a callback run here inside the caller's synchronize_rcu()
+	 * (a wakeme-path wake-up pushed while the offload threads stop runs
+	 * the stranded lists on the caller): it may wait for a grace period,
+	 * as on an offload thread (rcu_check_blocking_allowed()). */
+	was_sync = rcu_thread_tls.in_sync;
+	rcu_thread_tls.in_sync = 0;
 	/* The callbacks run on the caller's thread here: as on an offload
 	 * thread, no cancellation point in one may end it with the rest of
 	 * the list taken and not run (internal.h). */
@@ -135,6 +142,7 @@ static void nocb_run_bypass(struct rcu_data *rdp)
 		nocb_fork_check();
 	}
 	sys_cancel_restore(cs);
+	rcu_thread_tls.in_sync = was_sync;
 	nocb_self = was_self;
 	/* An RMW: the shutdown's sweep and the owner may both run one now
 	 * that no offload thread does, and the shared rcu_data's parked

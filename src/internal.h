@@ -185,6 +185,10 @@ struct rcu_thread {
 	 * mutex, a GP it drives): rcu_check_blocking_allowed() refuses it. */
 	unsigned char in_sync;
 	unsigned char in_barrier;
+	/* Owner only: the exit destructor ran and left ->busy raised for
+	 * good (thread_exit_destructor()); that one count is not a handler's
+	 * interruption (rcu_thread_locked()). */
+	unsigned char exiting;
 	/* Emergency sections (nested handlers): the nest_flags each one
 	 * interrupted, restored when it ends. */
 	unsigned int emerg_depth;
@@ -213,6 +217,14 @@ static inline void rcu_busy_exit(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rcu_thread_tls.busy--;
+}
+
+/* Inside library code that holds the library's locks (->busy), not
+ * counting the raise the exit destructor leaves for good: a later key
+ * destructor of the thread may wait for grace periods. */
+static inline bool rcu_thread_locked(const struct rcu_thread *t)
+{
+	return t->busy > t->exiting;
 }
 
 /* The read-side nesting depth in a reader's nest_flags. */

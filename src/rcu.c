@@ -105,7 +105,7 @@ static void rcu_exit_handler(void)
 				     rcu_frees_pending());
 		return;
 	}
-	if (r->in_sync || r->in_barrier || r->busy) {
+	if (r->in_sync || r->in_barrier || rcu_thread_locked(r)) {
 		rcu_nocb_exit_report("exit() was called from a signal handler that interrupted "
 				     "the library's own waits on the same thread",
 				     rcu_frees_pending());

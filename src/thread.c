@@ -301,7 +301,10 @@ static void thread_exit_destructor(void *arg)
 	/* For good: a signal handler's section from here to the thread's
 	 * end is an emergency one, and never registers the thread again
 	 * (its slot would outlive the thread). */
-	rcu_busy_enter();
+	if (!t->exiting) {   /* once, if a later destructor registered it again */
+		rcu_busy_enter();
+		t->exiting = 1;
+	}
 	/* A worker that exits with a task switched in: the task's section
 	 * (in this thread's nest_flags) is queued, not this thread's. */
 	if (rcu_task_hooks_get())
@@ -751,7 +754,7 @@ void rcu_check_blocking_allowed(const char *what)
 			 "pthread_atfork() prepare handler registered before treercu was loaded "
 			 "runs there): it would wait forever", what);
 	/* After the fork check: trcu_before_fork() marks the thread ->busy. */
-	if (TRCU_UNLIKELY(rcu_thread_tls.in_sync || rcu_thread_tls.busy))
+	if (TRCU_UNLIKELY(rcu_thread_tls.in_sync || rcu_thread_locked(&rcu_thread_tls)))
 		sys_die("%s called from a signal handler that interrupted %s on the same "
 			"thread: it would wait for a grace period that its own thread holds up",
 			what, rcu_thread_tls.in_sync ? "synchronize_rcu()"
