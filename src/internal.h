@@ -170,9 +170,10 @@ struct rcu_thread {
 	 * (src/thread.c); either makes it quiescent with ->watching even
 	 * (rcu_early_qs(), src/gp.c). */
 	_Atomic int gp_blocked;
-	/* Owner only, read by its own signal handlers: registration,
-	 * unregistration or the library's init is in progress, so a
-	 * handler's section on this thread is an emergency one. */
+	/* Owner only, read by its own signal handlers: library code that
+	 * holds the library's locks is in progress (rcu_busy_enter()), so a
+	 * handler's section on this thread is an emergency one and its wait
+	 * for a grace period is refused. */
 	unsigned int busy;
 	/* Owner only: this thread's trcu_before_fork() holds the library's
 	 * locks until its after-fork call (src/fork.c); a wait for a grace
@@ -201,11 +202,13 @@ extern __thread struct rcu_thread rcu_thread_tls;
 
 /*
  * Mark the calling thread "inside library code that holds, or is about to
- * take, ofl_lock, an rcu_node lock or the init once" (->busy): a signal
- * handler's section on this thread then neither registers the thread nor
- * reports a quiescent state, either of which would take those locks again
- * and deadlock (src/thread.c, emergency sections).  Compiler barriers keep
- * the marker around the work; only this thread's handlers read it.
+ * take, ofl_lock, an rcu_node lock, the init once or the callback state's
+ * locks" (->busy): a signal handler's section on this thread then neither
+ * registers the thread nor reports a quiescent state, either of which
+ * would take those locks again and deadlock (src/thread.c, emergency
+ * sections), and a handler's wait for a grace period aborts
+ * (rcu_check_blocking_allowed()).  Compiler barriers keep the marker
+ * around the work; only this thread's handlers read it.
  */
 static inline void rcu_busy_enter(void)
 {
@@ -217,6 +220,16 @@ static inline void rcu_busy_exit(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rcu_thread_tls.busy--;
+}
+
+/* Set or clear ->in_sync or ->in_barrier around a wait.  Compiler
+ * barriers keep the marker around the wait; only this thread's signal
+ * handlers read it (rcu_check_blocking_allowed(), trcu_rcu_barrier()). */
+static inline void rcu_wait_mark(unsigned char *marker, bool in)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*marker = in;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /* Inside library code that holds the library's locks (->busy), not

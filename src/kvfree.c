@@ -416,18 +416,15 @@ void trcu_rcu_barrier(void)
 	rcu_check_blocking_allowed("rcu_barrier()");
 	if (rcu_nocb_self())
 		sys_die("rcu_barrier() called from an RCU callback: it would wait for itself");
-	/* ->in_barrier: only this thread's signal handlers read it; compiler
-	 * barriers keep it around the wait.  A handler's rcu_barrier() there
-	 * would wait for the barrier mutex its own thread holds. */
+	/* A handler's rcu_barrier() inside this one would wait for the
+	 * barrier mutex its own thread holds. */
 	if (rcu_thread_tls.in_barrier)
 		sys_die("rcu_barrier() called from a signal handler that interrupted "
 			"rcu_barrier() on the same thread: it would wait for itself forever");
-	rcu_thread_tls.in_barrier = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rcu_wait_mark(&rcu_thread_tls.in_barrier, true);
 	kvfree_drain(true);
 	rcu_barrier_cbs();
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rcu_thread_tls.in_barrier = 0;
+	rcu_wait_mark(&rcu_thread_tls.in_barrier, false);
 	sys_cancel_restore(cs);
 }
 

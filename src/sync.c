@@ -344,16 +344,6 @@ static bool rcu_wait_gp_wakeme(void)
 	return true;
 }
 
-/* Mark the calling thread inside synchronize_rcu() (->in_sync, read by
- * rcu_check_blocking_allowed() in its own signal handlers).  Compiler
- * barriers keep the marker around the wait. */
-static void rcu_sync_mark(bool in)
-{
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	rcu_thread_tls.in_sync = in;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
 static void rcu_synchronize_normal(void)
 {
 	unsigned long s;
@@ -388,9 +378,9 @@ void trcu_synchronize_rcu(void)
 {
 	rcu_check_blocking_allowed("synchronize_rcu()");
 	rcu_init();
-	rcu_sync_mark(true);
+	rcu_wait_mark(&rcu_thread_tls.in_sync, true);
 	rcu_synchronize_normal();
-	rcu_sync_mark(false);
+	rcu_wait_mark(&rcu_thread_tls.in_sync, false);
 }
 
 void trcu_synchronize_rcu_expedited(void)
@@ -399,12 +389,12 @@ void trcu_synchronize_rcu_expedited(void)
 
 	rcu_check_blocking_allowed("synchronize_rcu_expedited()");
 	rcu_init();
-	rcu_sync_mark(true);
+	rcu_wait_mark(&rcu_thread_tls.in_sync, true);
 	atomic_fetch_add_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
 	/* Full barrier, as in rcu_synchronize_normal(). */
 	atomic_thread_fence(memory_order_seq_cst);
 	s = rcu_seq_snap_val(atomic_load_explicit(&rcu_state.gp_seq, memory_order_acquire));
 	rcu_wait_gp(s, true, RCU_DRV_CALLER);
 	atomic_fetch_sub_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
-	rcu_sync_mark(false);
+	rcu_wait_mark(&rcu_thread_tls.in_sync, false);
 }
