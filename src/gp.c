@@ -524,7 +524,7 @@ static void rcu_gp_park(void)
 	/* seq_cst: pairs with rcu_gp_kick_driver()'s load (the parked driver
 	 * is woken when the root empties, as a sleeping one is). */
 	atomic_store_explicit(&rcu_state.gp_parked, true, memory_order_seq_cst);
-	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	rcu_gp_unlock();
 }
 
 static bool rcu_gp_unpark(unsigned long epoch)
@@ -813,6 +813,8 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 	if (!resumed && kind != RCU_DRV_CALLER &&
 	    atomic_load_explicit(&rcu_state.takeover_req, memory_order_seq_cst) > 0)
 		return false;
+	/* Going on to another GP: wake the waiters the last one left asleep. */
+	rcu_sr_wake_left_locked();
 	/* A driver parked in this GP finds it taken over (rcu_gp_unpark()). */
 	epoch = ++rcu_state.driver_epoch;
 	if (atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed)) {

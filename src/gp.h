@@ -9,6 +9,7 @@
 #define TREERCU_GP_H
 
 #include "internal.h"
+#include "sync_list.h"
 
 /* Longest a caller that relies on others sleeps before it looks again (a
  * lost hand-off, shutdown): a safety net, not the wake-up. */
@@ -61,6 +62,20 @@ void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg)
 bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
 
 /* ---- src/gp.c ---- */
+/*
+ * Unlock gp_mutex, then wake the synchronize_rcu() waiters its GPs
+ * completed asleep (src/sync_list.c): the next driver, queued on the mutex
+ * or polling for it, starts the next GP while we make the futex wakes.
+ * Every unlock of gp_mutex goes through here.
+ */
+static inline void rcu_gp_unlock(void)
+{
+	_Atomic uint32_t *w[SR_WAKE_BATCH];
+	int n = rcu_sr_take_asleep(w);
+
+	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	rcu_sr_wake_asleep(w, n);
+}
 /* An expedited caller waits, or a polled expedited request is not done.
  * Relaxed: hints the driver reads at each GP start and FQS wait; the
  * requesters kick a sleeping driver (rcu_gp_kick_driver()). */

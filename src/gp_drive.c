@@ -132,7 +132,7 @@ bool rcu_gp_acquire_driver(bool takeover)
 		return false;
 	if (!pthread_mutex_trylock(&rcu_state.gp_mutex)) {
 		if (!takeover && atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed)) {
-			pthread_mutex_unlock(&rcu_state.gp_mutex);
+			rcu_gp_unlock();
 			return false;
 		}
 		return true;
@@ -289,7 +289,7 @@ static void *rcu_gp_kthread(void *arg)
 				break;   /* a caller took the GP over */
 		rcu_internal_qsbr_offline(r);
 		rcu_enter_gp_wait(r);
-		pthread_mutex_unlock(&rcu_state.gp_mutex);
+		rcu_gp_unlock();
 	}
 	trcu_unregister_thread();
 	return NULL;
@@ -601,7 +601,7 @@ void rcu_wait_gp(unsigned long s, bool exp, enum rcu_driver_kind kind)
 				ours = rcu_gp_one(registered ? r : NULL, kind);
 			if (ours)
 				rcu_gp_serve_waiters(registered ? r : NULL, kind);
-			pthread_mutex_unlock(&rcu_state.gp_mutex);
+			rcu_gp_unlock();
 			TRACE_RECORD("drv_unlock", ours);
 			if (ours) {
 				rcu_gp_handoff(kind, false);

@@ -76,7 +76,7 @@ static void rcu_sr_drive(struct sr_node *node, unsigned long s, struct rcu_threa
 	TRACE_RECORD("sr_drive", 0);
 	while (!rcu_sr_done(node) && (!rcu_seq_done(s) || rcu_gp_needed()))
 		rcu_gp_one(r, RCU_DRV_CALLER);
-	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	rcu_gp_unlock();
 	if (polling) {
 		atomic_fetch_sub_explicit(&rcu_state.nr_sr_spinning, 1, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
@@ -199,7 +199,7 @@ static bool rcu_sr_drive_alone(struct rcu_thread *r)
 	TRACE_RECORD("sr_alone", 0);
 	while (!rcu_seq_done(s))
 		rcu_gp_one(r, RCU_DRV_CALLER);
-	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	rcu_gp_unlock();
 	rcu_gp_handoff(RCU_DRV_CALLER, false);
 	return true;
 }

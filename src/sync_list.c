@@ -15,8 +15,9 @@
  * At GP cleanup the driver takes this GP's waiters, keeps up to sr_wake_max
  * of the oldest aside, leaves the rest (also oldest first) linked behind the
  * wait tail, makes the wait tail the done tail, asks for a cleanup pass when
- * anything is left, and only then wakes the ones it kept aside (the kernel
- * wakes 5, newest first, and hands the rest to a work item).
+ * anything is left, and only then completes the ones it kept aside (the
+ * kernel wakes 5, newest first, and hands the rest to a work item); the
+ * futex wakes of those asleep wait until the driver unlocks gp_mutex.
  *
  * The cleanup pass (detach everything older than the done tail, wake it,
  * return the wait heads to their pool) is run by the waiters the driver
@@ -55,6 +56,10 @@ static struct {
 	struct sr_node *srs_wait_tail;            /* under gp_mutex */
 	_Atomic(struct sr_node *) srs_done_tail;  /* driver -> cleanup pass */
 	struct sr_wait_head wait_heads[SR_NORMAL_GP_WAIT_HEAD_MAX];
+	/* Futex words of waiters a GP cleanup found asleep and completed,
+	 * woken after the driver unlocks gp_mutex (under gp_mutex). */
+	_Atomic uint32_t *asleep[SR_WAKE_BATCH];
+	int n_asleep;
 	pthread_mutex_t cleanup_lock;             /* one cleanup pass at a time */
 	_Atomic int cleanups_pending;             /* requested, pass not finished */
 	_Atomic long n_direct, n_deferred, n_no_head;
@@ -133,6 +138,63 @@ static void rcu_sr_normal_complete(struct sr_node *n)
 	TRACE_RECORD("sr_wake", was == SR_ASLEEP);
 	if (was == SR_ASLEEP)
 		sys_futex_wake(&n->done, 1);
+}
+
+/*
+ * The driver's form of rcu_sr_normal_complete() (gp_mutex held): complete
+ * the waiter now and leave its futex wake, if it sleeps, for after the
+ * unlock (rcu_sr_take_asleep()).  The wakes are the slow part of a GP
+ * cleanup (a system call each, and a wake-up IPI to an idle CPU); made
+ * under gp_mutex they kept the next driver, and every caller polling for
+ * the mutex, waiting behind them, and the callers stopped polling and
+ * slept, which made every call cost a wake (docs/decisions.md, "The
+ * driver wakes its waiters after it unlocks").  Beyond SR_WAKE_BATCH
+ * sleepers the rest are woken here.
+ */
+static void rcu_sr_normal_complete_locked(struct sr_node *n)
+{
+	uint32_t was;
+
+	rcu_note_sync_wake();
+	/* Release and acquire: as in rcu_sr_normal_complete(). */
+	was = atomic_exchange_explicit(&n->done, SR_DONE, memory_order_acq_rel);
+	TRACE_RECORD("sr_wake", was == SR_ASLEEP);
+	if (was != SR_ASLEEP)
+		return;
+	if (srs.n_asleep < SR_WAKE_BATCH)
+		srs.asleep[srs.n_asleep++] = &n->done;
+	else
+		sys_futex_wake(&n->done, 1);
+}
+
+/* Take the futex words left by rcu_sr_normal_complete_locked() (gp_mutex
+ * held); the caller wakes them with rcu_sr_wake_asleep() after its unlock.
+ * Only their addresses are used: a waiter whose bounded sleep ended saw
+ * SR_DONE and may have returned, and a wake on its old word is a spurious
+ * one for whatever sleeps there now, which every futex user tolerates. */
+int rcu_sr_take_asleep(_Atomic uint32_t **out)
+{
+	int n = srs.n_asleep;
+
+	for (int i = 0; i < n; i++)
+		out[i] = srs.asleep[i];
+	srs.n_asleep = 0;
+	return n;
+}
+
+void rcu_sr_wake_asleep(_Atomic uint32_t **w, int n)
+{
+	for (int i = 0; i < n; i++)
+		sys_futex_wake(w[i], 1);
+}
+
+/* A driver going on to another GP (gp_mutex held): wake them now, or they
+ * would wait for that GP too. */
+void rcu_sr_wake_left_locked(void)
+{
+	for (int i = 0; i < srs.n_asleep; i++)
+		sys_futex_wake(srs.asleep[i], 1);
+	srs.n_asleep = 0;
 }
 
 /* Add a waiter (before its GP is requested: the GP that satisfies the
@@ -393,7 +455,7 @@ void rcu_sr_normal_gp_cleanup(void)
 	 * wake, after which the node may be gone. */
 	for (n = direct; count > 0; n = next, count--) {
 		next = atomic_load_explicit(&n->next, memory_order_relaxed);
-		rcu_sr_normal_complete(n);
+		rcu_sr_normal_complete_locked(n);
 	}
 }
 
@@ -417,6 +479,7 @@ void rcu_sr_fork_child(void)
 	pthread_mutex_init(&srs.cleanup_lock, NULL);
 	atomic_store_explicit(&srs.srs_next, NULL, memory_order_relaxed);
 	srs.srs_wait_tail = NULL;
+	srs.n_asleep = 0;
 	atomic_store_explicit(&srs.srs_done_tail, NULL, memory_order_relaxed);
 	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++) {
 		atomic_store_explicit(&srs.wait_heads[i].inuse, 0, memory_order_relaxed);
@@ -452,6 +515,7 @@ void sync_list_test_reset(int heads_in_use, int cleanups_pending)
 {
 	atomic_store_explicit(&srs.srs_next, NULL, memory_order_relaxed);
 	srs.srs_wait_tail = NULL;
+	srs.n_asleep = 0;
 	atomic_store_explicit(&srs.srs_done_tail, NULL, memory_order_relaxed);
 	for (int i = 0; i < SR_NORMAL_GP_WAIT_HEAD_MAX; i++)
 		atomic_store_explicit(&srs.wait_heads[i].inuse, i < heads_in_use,

@@ -21,6 +21,13 @@ bool rcu_sr_wait_timeout(struct sr_node *n, long timeout_ns);
 bool rcu_sr_done(struct sr_node *n);
 bool rcu_sr_normal_gp_init(void);
 void rcu_sr_normal_gp_cleanup(void);
+
+/* Sleepers a GP cleanup completed, at most SR_WAKE_BATCH of them: taken
+ * under gp_mutex, woken after its unlock (rcu_gp_unlock()). */
+#define SR_WAKE_BATCH 64
+int rcu_sr_take_asleep(_Atomic uint32_t **out);
+void rcu_sr_wake_asleep(_Atomic uint32_t **w, int n);
+void rcu_sr_wake_left_locked(void);
 void rcu_sr_stats(struct trcu_stats *st);
 
 #endif
