@@ -813,8 +813,7 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 	if (!resumed && kind != RCU_DRV_CALLER &&
 	    atomic_load_explicit(&rcu_state.takeover_req, memory_order_seq_cst) > 0)
 		return false;
-	/* Going on to another GP: wake the waiters the last one left asleep. */
-	rcu_sr_wake_left_locked();
+	rcu_gp_wake_left_locked();       /* going on to another GP */
 	/* A driver parked in this GP finds it taken over (rcu_gp_unpark()). */
 	epoch = ++rcu_state.driver_epoch;
 	if (atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed)) {

@@ -8,6 +8,8 @@
 #ifndef TREERCU_GP_H
 #define TREERCU_GP_H
 
+#include <limits.h>
+
 #include "internal.h"
 #include "sync_list.h"
 
@@ -62,20 +64,39 @@ void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg)
 bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
 
 /* ---- src/gp.c ---- */
+/* A driver going on to another GP makes the wakes its last one left (see
+ * rcu_gp_unlock()) before it starts it: those waiters would otherwise wait
+ * for that GP too. */
+static inline void rcu_gp_wake_left_locked(void)
+{
+	if (rcu_state.gp_end_wake) {
+		rcu_state.gp_end_wake = false;
+		sys_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
+	}
+	rcu_sr_wake_left_locked();
+}
+
 /*
- * Unlock gp_mutex, then wake the synchronize_rcu() waiters its GPs
- * completed asleep (src/sync_list.c): the next driver, queued on the mutex
- * or polling for it, starts the next GP while we make the futex wakes.
+ * Unlock gp_mutex, then make the wakes its GPs left: the GP-end futex's
+ * (rcu_gp_waiters_to_wake()) and those of the list waiters completed asleep
+ * (src/sync_list.c).  The next driver, queued on the mutex or polling for
+ * it, starts the next GP while we make them.  A waiter that reads the new
+ * futex value does not sleep; one asleep on the old value is woken here.
  * Every unlock of gp_mutex goes through here.
  */
 static inline void rcu_gp_unlock(void)
 {
 	_Atomic uint32_t *w[SR_WAKE_BATCH];
 	int n = rcu_sr_take_asleep(w);
+	bool gp_end = rcu_state.gp_end_wake;
 
+	rcu_state.gp_end_wake = false;
 	pthread_mutex_unlock(&rcu_state.gp_mutex);
+	if (gp_end)
+		sys_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
 	rcu_sr_wake_asleep(w, n);
 }
+
 /* An expedited caller waits, or a polled expedited request is not done.
  * Relaxed: hints the driver reads at each GP start and FQS wait; the
  * requesters kick a sleeping driver (rcu_gp_kick_driver()). */

@@ -27,9 +27,10 @@
 #include "trace.h"
 #include "sync_hint.h"
 
-
 /*
- * Wake the GP-end sleepers so that each rechecks its cookie.  async_too=false
+ * Move gp_end_futex and say whether its sleepers need the wake that makes
+ * each recheck its cookie (a GP's driver makes it after its unlock:
+ * rcu_gp_unlock(); rcu_wake_gp_waiters() makes it at once).  async_too=false
  * (a synchronize_rcu() caller that drove the GP, on its way out): only when a
  * synchronize_rcu() caller sleeps there, or a wakeme-path caller or an
  * rcu_barrier() waits for callbacks (nr_cb_waiters).  The others (the GP
@@ -40,7 +41,7 @@
  * of the GP it waited for (docs/decisions.md, "Who drives and who is
  * woken").  Callbacks nobody waits for may run up to 4 ticks later.
  */
-static void rcu_wake_gp_waiters(bool async_too)
+static bool rcu_gp_waiters_to_wake(bool async_too)
 {
 	/* Counted only for synchronize_rcu() callers sleeping here (not the
 	 * GP kthread, an offload thread or list callers), and before the
@@ -52,7 +53,7 @@ static void rcu_wake_gp_waiters(bool async_too)
 	 * the count to a waiter that sees the new value. */
 	atomic_fetch_add_explicit(&rcu_state.gp_end_futex, 1, memory_order_seq_cst);
 	if (!atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst))
-		return;
+		return false;
 	/* After the seq_cst load above (acquire): a synchronize_rcu() caller
 	 * counts itself here before its seq_cst nr_gp_waiters increment
 	 * (rcu_gp_waiter_enter()), so one whose increment we read is seen.
@@ -62,9 +63,15 @@ static void rcu_wake_gp_waiters(bool async_too)
 	 * interval, never a hang. */
 	if (async_too || atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed) ||
 	    atomic_load_explicit(&rcu_state.nr_cb_waiters, memory_order_relaxed))
+		return true;
+	atomic_fetch_add_explicit(&rcu_state.n_async_skip, 1, memory_order_relaxed);
+	return false;
+}
+
+static void rcu_wake_gp_waiters(bool async_too)
+{
+	if (rcu_gp_waiters_to_wake(async_too))
 		sys_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
-	else
-		atomic_fetch_add_explicit(&rcu_state.n_async_skip, 1, memory_order_relaxed);
 }
 
 /*
@@ -104,8 +111,9 @@ bool rcu_gp_one(struct rcu_thread *driver, enum rcu_driver_kind kind)
 	rcu_busy_enter();
 	ended = rcu_gp_one_locked(driver, kind);
 	rcu_busy_exit();
-	if (ended)
-		rcu_wake_gp_waiters(!rcu_drv_is_caller(kind));
+	/* gp_mutex held: the wake itself waits for rcu_gp_unlock(). */
+	if (ended && rcu_gp_waiters_to_wake(!rcu_drv_is_caller(kind)))
+		rcu_state.gp_end_wake = true;
 	return ended;
 }
 
@@ -447,7 +455,7 @@ void rcu_gp_handoff(enum rcu_driver_kind kind, bool self_sr)
 	/* The GP kthread too may be waiting here, on gp_end_futex, for
 	 * gp_mutex: its own wake-up word would leave it asleep, and the GPs
 	 * still wanted with it (docs/decisions.md, "Who drives and who is
-	 * woken").  seq_cst, then the sync count: see rcu_wake_gp_waiters(). */
+	 * woken").  seq_cst, then the sync count: see rcu_gp_waiters_to_wake(). */
 	gp_waiters = atomic_load_explicit(&rcu_state.nr_gp_waiters, memory_order_seq_cst) != 0;
 	sync_gp = gp_waiters &&
 		  atomic_load_explicit(&rcu_state.nr_sync_gp_waiters, memory_order_relaxed) != 0;
@@ -544,7 +552,7 @@ static void rcu_gp_serve_waiters(struct rcu_thread *r, enum rcu_driver_kind kind
 /* ---- Waiting for a grace period ------------------------------------------------------------ */
 
 /* A thread about to sleep on gp_end_futex, or done with it.  seq_cst:
- * pairs with the load of nr_gp_waiters in rcu_wake_gp_waiters() (store
+ * pairs with the load of nr_gp_waiters in rcu_gp_waiters_to_wake() (store
  * buffering against its gp_end_futex increment).  Synchronize_rcu() callers
  * are also counted apart, so that only their wake-ups count as sync wakes
  * (the offload threads' hint): list callers, which sleep on their own

@@ -106,6 +106,7 @@ void rcu_fork_child(void)
 	 * a wait head, which the sr_normal reset drops. */
 	atomic_store_explicit(&rcu_state.sr_init_seq, gps, memory_order_relaxed);
 	rcu_state.sr_uncovered = false;
+	rcu_state.gp_end_wake = false;
 	rcu_state.expedited = false;
 	/* exp_seq starts after gp_seq and ends before it: in flight only with
 	 * this GP. */

@@ -343,6 +343,7 @@ struct rcu_state {
 	bool expedited;                  /* this GP is driven without sleeps */
 	bool exp_at_init;                /* ... and counted in exp_seq */
 	bool sr_uncovered;               /* sr waiters left for a later GP */
+	bool gp_end_wake;                /* gp_end_futex's wake, made after the unlock */
 	_Atomic int exp_waiters;         /* synchronize_rcu_expedited() callers */
 	/* The furthest GP a polled expedited request wants
 	 * (start_poll_synchronize_rcu_expedited()): GPs up to it are
