@@ -76,6 +76,11 @@ echo "$out" | grep -q "| *liburcu memb |" && echo "$out" | grep -q "| *treercu q
   fail "refscale --peers memb,treercu-qsbr: a named peer has no row"
 echo "$out" | grep -Eq "\| *(treercu|liburcu qsbr|liburcu mb|liburcu bp|ck_epoch) \|" &&
   fail "refscale --peers memb,treercu-qsbr: a peer not named has a row"
+# --callers N runs N callers for any N in its range, not only the matrix's.
+out=$(timeout 120 "$tool" scale --readers 0 --callers 4 --peers treercu --repeats 1 \
+      --duration 0.05 --no-callbacks 2>&1) || fail "scale --callers 4: exit $?"
+echo "$out" | grep -Eq "^\| *treercu *\| *[0-9]+ \| *0 \| *4 \|" ||
+  fail "scale --callers 4: no row with 4 callers"
 check_bad "ambiguous option '--fw'" torture --fw 1
 check_bad "option '--quick' takes no value" torture --quick=1
 check_bad "--json $work/none/x.json: cannot write into $work/none" torture --json "$work/none/x.json"

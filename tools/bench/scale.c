@@ -37,7 +37,10 @@
 #define MAX_IDLE 8000          /* idle threads: sleepers on small stacks (IDLE_STACK) */
 #define NIDLE 8                 /* --idle: counts in one run */
 #define IDLE_STACK (128 * 1024) /* an idle thread's stack: it only registers and sleeps */
-static const int callers_of[NCALL] = { 1, 8, 64 };
+static const int callers_matrix[NCALL] = { 1, 8, 64 };
+/* The matrix's caller counts this run: --callers N outside it takes the
+ * middle slot, so that any N from 1 to MAX_CALLERS runs. */
+static int callers_of[NCALL];
 
 struct sc_ctx {
 	double dur_s;
@@ -199,6 +202,18 @@ static struct scale_point sc_run_one(struct sc_ctx *c, int lib, long idle, int r
 	return p;
 }
 
+static void sc_set_callers(long only)
+{
+	bool in_matrix = false;
+
+	for (int k = 0; k < NCALL; k++) {
+		callers_of[k] = callers_matrix[k];
+		in_matrix |= only == callers_matrix[k];
+	}
+	if (only > 0 && !in_matrix)
+		callers_of[1] = (int)only;
+}
+
 static bool sc_selected(const struct sc_ctx *c, int rd, int k)
 {
 	return (c->only_rd < 0 || c->only_rd == rd) &&
@@ -340,7 +355,7 @@ const struct tool_opt scale_opts[] = {
 	TOPT_IX("readers", "N", "busy reader threads", 0, NRD - 1, "all of 0, 1 and 2",
 		"run only the configurations with N busy readers"),
 	TOPT_IX("callers", "N", "synchronize_rcu() threads", 1, MAX_CALLERS, "all of 1, 8 and 64",
-		"run only the configurations with N callers (the matrix has 1, 8, 64)"),
+		"run only the configurations with N callers (the matrix has 1, 8, 64; any other N runs in place of 8)"),
 	TOPT_S("idle", "N[,N...]", "1",
 	       "idle registered reader threads (sleeping) in every configuration; a list "
 	       "(e.g. 10,100,1000,4000) runs the matrix once per count, interleaved"),
@@ -502,6 +517,7 @@ int scale_main(struct tool_opts *o, struct scale_result *res)
 	opt_double(o, "duration", &c->dur_s);
 	opt_long(o, "readers", &c->only_rd);
 	opt_long(o, "callers", &c->only_callers);
+	sc_set_callers(c->only_callers);
 	want_cb = sc_cb_opts(o, cb, flag_cb, no_cb,
 			     c->only_rd >= 0 || c->only_callers >= 0 || paths);
 	c->hist = calloc(MAX_CALLERS, sizeof(*c->hist));
