@@ -64,37 +64,53 @@ void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg)
 bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
 
 /* ---- src/gp.c ---- */
-/* A driver going on to another GP makes the wakes its last one left (see
- * rcu_gp_unlock()) before it starts it: those waiters would otherwise wait
- * for that GP too. */
-static inline void rcu_gp_wake_left_locked(void)
+/*
+ * The wakes a driver's GPs left (gp_mutex held): the GP-end futex's
+ * (rcu_gp_waiters_to_wake()) and those of the list waiters completed asleep
+ * (src/sync_list.c), taken under the mutex and made after it is unlocked.
+ * A waiter that reads the new futex value does not sleep; one asleep on
+ * the old value is woken by them.
+ */
+struct rcu_gp_wakes {
+	bool gp_end;
+	int n;
+	_Atomic uint32_t *asleep[SR_WAKE_BATCH];
+};
+
+static inline void rcu_gp_take_wakes(struct rcu_gp_wakes *k)
 {
-	if (rcu_state.gp_end_wake) {
-		rcu_state.gp_end_wake = false;
-		sys_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
-	}
-	rcu_sr_wake_left_locked();
+	k->gp_end = rcu_state.gp_end_wake;
+	rcu_state.gp_end_wake = false;
+	k->n = rcu_sr_take_asleep(k->asleep);
 }
 
-/*
- * Unlock gp_mutex, then make the wakes its GPs left: the GP-end futex's
- * (rcu_gp_waiters_to_wake()) and those of the list waiters completed asleep
- * (src/sync_list.c).  The next driver, queued on the mutex or polling for
- * it, starts the next GP while we make them.  A waiter that reads the new
- * futex value does not sleep; one asleep on the old value is woken here.
- * Every unlock of gp_mutex goes through here.
- */
+static inline void rcu_gp_make_wakes(const struct rcu_gp_wakes *k)
+{
+	if (k->gp_end)
+		sys_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
+	rcu_sr_wake_asleep(k->asleep, k->n);
+}
+
+/* A driver going on to another GP makes them before it starts it: those
+ * waiters would otherwise wait for that GP too. */
+static inline void rcu_gp_wake_left_locked(void)
+{
+	struct rcu_gp_wakes k;
+
+	rcu_gp_take_wakes(&k);
+	rcu_gp_make_wakes(&k);
+}
+
+/* Unlock gp_mutex, then make the wakes: the next driver, queued on the
+ * mutex or polling for it, starts the next GP meanwhile.  Every unlock of
+ * gp_mutex goes through here. */
 static inline void rcu_gp_unlock(void)
 {
-	_Atomic uint32_t *w[SR_WAKE_BATCH];
-	int n = rcu_sr_take_asleep(w);
-	bool gp_end = rcu_state.gp_end_wake;
+	struct rcu_gp_wakes k;
 
-	rcu_state.gp_end_wake = false;
+	rcu_gp_take_wakes(&k);
 	pthread_mutex_unlock(&rcu_state.gp_mutex);
-	if (gp_end)
-		sys_futex_wake(&rcu_state.gp_end_futex, INT_MAX);
-	rcu_sr_wake_asleep(w, n);
+	rcu_gp_make_wakes(&k);
 }
 
 /* An expedited caller waits, or a polled expedited request is not done.

@@ -182,19 +182,10 @@ int rcu_sr_take_asleep(_Atomic uint32_t **out)
 	return n;
 }
 
-void rcu_sr_wake_asleep(_Atomic uint32_t **w, int n)
+void rcu_sr_wake_asleep(_Atomic uint32_t *const *w, int n)
 {
 	for (int i = 0; i < n; i++)
 		sys_futex_wake(w[i], 1);
-}
-
-/* A driver going on to another GP (gp_mutex held): wake them now, or they
- * would wait for that GP too. */
-void rcu_sr_wake_left_locked(void)
-{
-	for (int i = 0; i < srs.n_asleep; i++)
-		sys_futex_wake(srs.asleep[i], 1);
-	srs.n_asleep = 0;
 }
 
 /* Add a waiter (before its GP is requested: the GP that satisfies the

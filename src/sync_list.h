@@ -26,8 +26,7 @@ void rcu_sr_normal_gp_cleanup(void);
  * under gp_mutex, woken after its unlock (rcu_gp_unlock()). */
 #define SR_WAKE_BATCH 64
 int rcu_sr_take_asleep(_Atomic uint32_t **out);
-void rcu_sr_wake_asleep(_Atomic uint32_t **w, int n);
-void rcu_sr_wake_left_locked(void);
+void rcu_sr_wake_asleep(_Atomic uint32_t *const *w, int n);
 void rcu_sr_stats(struct trcu_stats *st);
 
 #endif
