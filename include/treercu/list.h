@@ -75,9 +75,9 @@ struct trcu_hlist_head {
 
 /* ->prev (->next) of an entry taken off a list: an address that faults,
  * so an updater that follows a stale entry's pointers crashes at once. */
-#define TRCU_LIST_POISON1 ((struct trcu_list_head *)0x100)
-#define TRCU_LIST_POISON2 ((struct trcu_list_head *)0x122)
-#define TRCU_HLIST_POISON2 ((struct trcu_hlist_node **)0x122)
+#define TRCU_LIST_POISON1 TRCU_ADDR_AS_(struct trcu_list_head *, 0x100)
+#define TRCU_LIST_POISON2 TRCU_ADDR_AS_(struct trcu_list_head *, 0x122)
+#define TRCU_HLIST_POISON2 TRCU_ADDR_AS_(struct trcu_hlist_node **, 0x122)
 
 /* The containing object of a member pointer. */
 #ifndef __cplusplus
@@ -88,12 +88,16 @@ struct trcu_hlist_head {
  * rcu_obj_base base, treercu/rcu.hpp, is not): offsetof is then
  * "conditionally-supported", which GCC and Clang support for members
  * reached without a virtual base (a virtual base is an error) and warn
- * about (-Winvalid-offsetof); the warning is silenced here only. */
+ * about (-Winvalid-offsetof); the warning is silenced here only.  C++'s
+ * casts: a const or void pointer is accepted, as by the C form, and no
+ * old-style cast reaches the program's warnings. */
 #define trcu_container_of(ptr, type, member) \
 	(__extension__({ \
 		_Pragma("GCC diagnostic push") \
 		_Pragma("GCC diagnostic ignored \"-Winvalid-offsetof\"") \
-		type *trcu_co_ = (type *)(void *)((char *)(ptr) - offsetof(type, member)); \
+		type *trcu_co_ = static_cast<type *>(static_cast<void *>( \
+			const_cast<char *>(reinterpret_cast<const volatile char *>(ptr)) - \
+			offsetof(type, member))); \
 		_Pragma("GCC diagnostic pop") \
 		trcu_co_; \
 	}))
@@ -265,7 +269,7 @@ static inline void trcu_list_splice_tail_init_rcu(struct trcu_list_head *list,
 		struct trcu_list_head *trcu_lh_ = (ptr); \
 		struct trcu_list_head *trcu_ln_ = trcu_dereference(trcu_lh_->next); \
 		trcu_ln_ != trcu_lh_ ? trcu_container_of(trcu_ln_, type, member) \
-				     : (type *)NULL; \
+				     : TRCU_NULL_AS_(type *); \
 	}))
 
 /* Walk the list inside a read-side section (or under the updaters' lock);
@@ -332,13 +336,13 @@ static inline void trcu_list_del(struct trcu_list_head *entry)
 
 static inline void trcu_init_hlist_head(struct trcu_hlist_head *h)
 {
-	TRCU_LIST_WRITE_ONCE(h->first, (struct trcu_hlist_node *)NULL);
+	TRCU_LIST_WRITE_ONCE(h->first, TRCU_NULL_AS_(struct trcu_hlist_node *));
 }
 
 static inline void trcu_init_hlist_node(struct trcu_hlist_node *n)
 {
-	n->next = NULL;
-	n->pprev = NULL;
+	n->next = TRCU_NIL_;
+	n->pprev = TRCU_NIL_;
 }
 
 /* True for a node on no list (initialised, or removed with
@@ -396,7 +400,7 @@ static inline void trcu_hlist_del_init_rcu(struct trcu_hlist_node *n)
 {
 	if (!trcu_hlist_unhashed(n)) {
 		trcu_hlist_unlink_rcu(n);
-		TRCU_LIST_WRITE_ONCE(n->pprev, (struct trcu_hlist_node **)NULL);
+		TRCU_LIST_WRITE_ONCE(n->pprev, TRCU_NULL_AS_(struct trcu_hlist_node **));
 	}
 }
 
@@ -421,7 +425,7 @@ static inline void trcu_hlist_replace_rcu(struct trcu_hlist_node *old,
 #define trcu_hlist_entry_safe(ptr, type, member) \
 	(__extension__({ \
 		struct trcu_hlist_node *trcu_hn_ = (ptr); \
-		trcu_hn_ ? trcu_container_of(trcu_hn_, type, member) : (type *)NULL; \
+		trcu_hn_ ? trcu_container_of(trcu_hn_, type, member) : TRCU_NULL_AS_(type *); \
 	}))
 
 /* Walk h's chain inside a read-side section (or under the updaters' lock). */

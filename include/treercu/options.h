@@ -33,4 +33,24 @@
 #endif
 #endif
 
+/*
+ * Casts and null pointers in the headers' inline functions and macros, which
+ * compile inside the program's own files: as C++ they use C++'s casts and
+ * nullptr, so a program built with -Wold-style-cast or
+ * -Wzero-as-null-pointer-constant (and -Werror) compiles them cleanly.
+ */
+#ifdef __cplusplus
+#define TRCU_NIL_ nullptr
+#define TRCU_NULL_AS_(type) static_cast<type>(nullptr)
+#define TRCU_CAST_(type, v) static_cast<type>(v)
+#define TRCU_BYTES_(p) reinterpret_cast<char *>(p)
+#define TRCU_ADDR_AS_(type, addr) reinterpret_cast<type>(addr)
+#else
+#define TRCU_NIL_ NULL
+#define TRCU_NULL_AS_(type) ((type)NULL)
+#define TRCU_CAST_(type, v) ((type)(v))
+#define TRCU_BYTES_(p) ((char *)(p))
+#define TRCU_ADDR_AS_(type, addr) ((type)(addr))
+#endif
+
 #endif /* TREERCU_OPTIONS_H */

@@ -338,11 +338,43 @@ static inline bool trcu_read_lock_held(void)
  * trcu_dereference() (pairs with the publishing release store). */
 #define trcu_cmpxchg_pointer(pp, old, new_) \
 	(__extension__({ \
-		__typeof__((void)0, *(pp)) trcu__cmpxchg_old_ = (old); \
-		__atomic_compare_exchange_n(TRCU_PTR_ADDR(pp), &trcu__cmpxchg_old_, (new_), \
+		__typeof__((void)0, *(pp)) trcu_cmpxchg_old_ = (old); \
+		__atomic_compare_exchange_n(TRCU_PTR_ADDR(pp), &trcu_cmpxchg_old_, (new_), \
 					    0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE); \
-		trcu__cmpxchg_old_; \
+		trcu_cmpxchg_old_; \
 	}))
+
+/*
+ * The kernel's other accessors, p an lvalue as in trcu_dereference():
+ * - trcu_access_pointer(p): the pointer's value, not to be followed (a
+ *   test against NULL, a comparison): a relaxed load, inside or outside a
+ *   read-side section; orders nothing.
+ * - trcu_dereference_protected(p, c): the updater's load, where c (the
+ *   update-side lock held, say) keeps p from changing: relaxed, as no
+ *   concurrent store can publish a new pointee.  c is type-checked, never
+ *   evaluated (the kernel checks it only under lockdep).
+ * - trcu_dereference_check(p, c), trcu_dereference_raw(p): trcu_dereference().
+ * - TRCU_INIT_POINTER(p, v): store without ordering, for NULL or for a
+ *   pointee that readers cannot reach yet or that was published before.
+ * - trcu_replace_pointer(p, v, c): publish v (as trcu_assign_pointer()) and
+ *   return the old pointer, loaded as trcu_dereference_protected(p, c).
+ * - trcu_pointer_handoff(p): p; marks where a pointer leaves RCU's protection.
+ */
+#define trcu_access_pointer(p) \
+	__atomic_load_n(TRCU_PTR_CADDR(&(p)), __ATOMIC_RELAXED)
+#define trcu_dereference_protected(p, c) \
+	((void)(0 && (c)), __atomic_load_n(TRCU_PTR_CADDR(&(p)), __ATOMIC_RELAXED))
+#define trcu_dereference_check(p, c) ((void)(0 && (c)), trcu_dereference(p))
+#define trcu_dereference_raw(p) trcu_dereference(p)
+#define TRCU_INIT_POINTER(p, v) \
+	__atomic_store_n(TRCU_PTR_ADDR(&(p)), (v), __ATOMIC_RELAXED)
+#define trcu_replace_pointer(p, v, c) \
+	(__extension__({ \
+		__typeof__((void)0, p) trcu_replace_old_ = trcu_dereference_protected(p, c); \
+		trcu_assign_pointer(p, v); \
+		trcu_replace_old_; \
+	}))
+#define trcu_pointer_handoff(p) (p)
 
 /* ---- Threads ------------------------------------------------------------ */
 
@@ -625,6 +657,13 @@ TRCU_API const char *trcu_version(void);
 #define rcu_set_pointer(pp, v)         trcu_set_pointer(pp, v)
 #define rcu_xchg_pointer(pp, v)        trcu_xchg_pointer(pp, v)
 #define rcu_cmpxchg_pointer(pp, o, n)  trcu_cmpxchg_pointer(pp, o, n)
+#define rcu_access_pointer(p)          trcu_access_pointer(p)
+#define rcu_dereference_protected(p, c) trcu_dereference_protected(p, c)
+#define rcu_dereference_check(p, c)    trcu_dereference_check(p, c)
+#define rcu_dereference_raw(p)         trcu_dereference_raw(p)
+#define RCU_INIT_POINTER(p, v)         TRCU_INIT_POINTER(p, v)
+#define rcu_replace_pointer(p, v, c)   trcu_replace_pointer(p, v, c)
+#define rcu_pointer_handoff(p)         trcu_pointer_handoff(p)
 #define rcu_register_thread            trcu_register_thread
 #define rcu_unregister_thread          trcu_unregister_thread
 #define rcu_thread_online              trcu_thread_online

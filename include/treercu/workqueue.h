@@ -102,9 +102,9 @@ struct trcu_delayed_work {
  * are { func, { data, entry, pwq } } and { work, { expires_ns, wq, cpu,
  * timer_idx } }. */
 #define TRCU_WORK_INITIALIZER(fn) \
-	{ (fn), { 0, { NULL, NULL }, NULL } }
+	{ (fn), { 0, { TRCU_NIL_, TRCU_NIL_ }, TRCU_NIL_ } }
 #define TRCU_DELAYED_WORK_INITIALIZER(fn) \
-	{ TRCU_WORK_INITIALIZER(fn), { 0, NULL, -1, -1 } }
+	{ TRCU_WORK_INITIALIZER(fn), { 0, TRCU_NIL_, -1, -1 } }
 #define TRCU_DECLARE_WORK(name, fn) struct trcu_work name = TRCU_WORK_INITIALIZER(fn)
 #define TRCU_DECLARE_DELAYED_WORK(name, fn) \
 	struct trcu_delayed_work name = TRCU_DELAYED_WORK_INITIALIZER(fn)
@@ -115,14 +115,14 @@ static inline void trcu_init_work(struct trcu_work *w, trcu_work_func_t fn)
 	/* Relaxed: the item is not yet visible to any other thread. */
 	__atomic_store_n(&w->priv.data, 0, __ATOMIC_RELAXED);
 	w->priv.entry.next = w->priv.entry.prev = &w->priv.entry;
-	w->priv.pwq = NULL;
+	w->priv.pwq = TRCU_NIL_;
 }
 
 static inline void trcu_init_delayed_work(struct trcu_delayed_work *dw, trcu_work_func_t fn)
 {
 	trcu_init_work(&dw->work, fn);
 	dw->priv.expires_ns = 0;
-	dw->priv.wq = NULL;
+	dw->priv.wq = TRCU_NIL_;
 	dw->priv.cpu = -1;
 	dw->priv.timer_idx = -1;
 }
@@ -133,11 +133,14 @@ static inline void trcu_init_delayed_work(struct trcu_delayed_work *dw, trcu_wor
 /* The delayed work that contains @work (for use in a delayed work's function). */
 static inline struct trcu_delayed_work *trcu_to_delayed_work(struct trcu_work *work)
 {
-	return (struct trcu_delayed_work *)((char *)work - offsetof(struct trcu_delayed_work, work));
+	/* Through void *: the member's offset keeps the object's alignment. */
+	return TRCU_CAST_(struct trcu_delayed_work *,
+			     TRCU_CAST_(void *, TRCU_BYTES_(work) -
+						   offsetof(struct trcu_delayed_work, work)));
 }
 
 /* Bit 0 of priv.data: set while the item is pending (queued or timer armed). */
-#define TRCU_WORK_PENDING_BIT ((uintptr_t)1)
+#define TRCU_WORK_PENDING_BIT TRCU_CAST_(uintptr_t, 1)
 
 /* Relaxed: a snapshot that may be stale by the time it is returned, as the
  * kernel's work_pending(); nothing is ordered by it. */

@@ -13,6 +13,10 @@
 #     TREERCU_NO_SHORT_NAMES; without it, liburcu first is refused with a
 #     message naming TREERCU_NO_SHORT_NAMES; tests/api/headers/beside_liburcu.c
 #     linked with both libraries and run;
+#   - tests/api/headers/strict_warnings.c (the inline code and macros in a
+#     program's file) under the strictest warning sets: clang -Weverything
+#     as C and C++, gcc and g++ with the cast, conversion and null-pointer
+#     warnings (-Wold-style-cast, -Wzero-as-null-pointer-constant, ...);
 #   - use.c linked with the library and run, as C and as C++;
 #   - tests/api/headers/readside.c compiled as C and as C++ by each compiler
 #     family at -O2: the two disassemblies must be identical.
@@ -148,6 +152,35 @@ for pair in "gcc c -std=c11" "clang c -std=c11" "g++ c++ -std=c++11" "g++ c++ -s
 			fail=1
 		fi
 	done
+done
+
+# The strictest warning sets a program may build with: nothing of ours in
+# its file may warn (C++ casts and nullptr in C++, no reserved names).
+strict=$src/tests/api/headers/strict_warnings.c
+gstrict=(-Wall -Wextra -Wpedantic -Werror -Wcast-align=strict -Wcast-qual -Wshadow
+	 -Wconversion -Wsign-conversion -Wundef)
+if have clang; then
+	compile "strict C" clang c "-std=c11" "$strict" -Weverything -Wno-padded \
+		-Wno-declaration-after-statement -Wno-unknown-warning-option
+fi
+if have clang++; then
+	compile "strict C++" clang++ c++ "-std=c++17" "$strict" -Weverything -Wno-padded \
+		-Wno-c++98-compat -Wno-c++98-compat-pedantic -Wno-unknown-warning-option
+fi
+if have gcc; then
+	compile "strict C" gcc c "-std=c11" "$strict" "${gstrict[@]}" -Wstrict-prototypes \
+		-Wmissing-prototypes
+fi
+for tu in "$strict" "${cxx_tus[@]}"; do
+	if have clang++ && [ "$tu" != "$strict" ]; then
+		compile "strict C++" clang++ c++ "-std=c++17" "$tu" -Weverything -Wno-padded \
+			-Wno-c++98-compat -Wno-c++98-compat-pedantic -Wno-unknown-warning-option \
+			-Wno-missing-variable-declarations   # the generated file's own variable
+	fi
+	if have g++; then
+		compile "strict C++" g++ c++ "-std=c++17" "$tu" "${gstrict[@]}" -Wold-style-cast \
+			-Wzero-as-null-pointer-constant -Wuseless-cast
+	fi
 done
 
 # A program's own list types before treercu/list.h: with the short names

@@ -74,6 +74,15 @@ static void use_prefixed(void)
 	EXPECT(read_v() == 1);
 	trcu_synchronize_rcu();
 	free(b);
+	/* The kernel's other accessors. */
+	EXPECT(trcu_access_pointer(gp) == a);
+	EXPECT(trcu_dereference_protected(gp, a != NULL) == a);
+	EXPECT(trcu_dereference_check(gp, 1) == a && trcu_dereference_raw(gp) == a);
+	EXPECT(trcu_replace_pointer(gp, c, 1) == a);
+	EXPECT(read_v() == 3);
+	TRCU_INIT_POINTER(gp, a);
+	EXPECT(trcu_pointer_handoff(trcu_access_pointer(gp)) == a);
+	trcu_synchronize_rcu();
 	free(c);
 	cookie = trcu_start_poll_synchronize_rcu();
 	trcu_cond_synchronize_rcu(cookie);
