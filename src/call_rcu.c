@@ -138,7 +138,7 @@ static void nocb_run_bypass(struct rcu_data *rdp)
 	for (; fifo; fifo = next, n++) {
 		next = fifo->next;
 		debug_rcu_head_unqueue(fifo);
-		fifo->func(fifo);
+		rcu_cb_invoke(fifo, fifo->func);
 		nocb_fork_check();
 	}
 	sys_cancel_restore(cs);
@@ -230,7 +230,7 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	 */
 	rcu_gp_wait_seq(rcu_gp_snap());
 	debug_rcu_head_unqueue(head);
-	func(head);
+	rcu_cb_invoke(head, func);
 	/* Callbacks this thread left queued inside a section while the
 	 * offload threads stopped (call_rcu_stranded()), and any left on
 	 * the shared rcu_data. */
@@ -425,6 +425,12 @@ void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), boo
 		return;
 	}
 	call_rcu_then(rdp, call_rcu_queue(rdp, head, func, lazy));
+}
+
+void call_rcu_kfree(struct trcu_head *head, size_t offset)
+{
+	/* The tag rcu_cb_invoke() reads: never NULL, below every function. */
+	call_rcu_core(head, (void (*)(struct trcu_head *))(offset + 1), false);
 }
 
 void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *))

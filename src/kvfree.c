@@ -130,9 +130,19 @@ static void kvfree_queue_block(struct kvfree_block *b)
 	free(b);
 }
 
-/* No memory for a block, or after trcu_shutdown(): the per-object path. */
-static void kvfree_one(void *ptr, const char *why)
+/* No memory for a block, or after trcu_shutdown(): the per-object path.
+ * With the object's own rcu_head (kfree_rcu(ptr, rhf)) that is a callback,
+ * which never waits nor allocates (call_rcu() falls back to its shared
+ * queue); without one, a grace period waited for here. */
+static void kvfree_one(void *ptr, struct trcu_head *head, const char *why)
 {
+	uintptr_t off = (uintptr_t)head - (uintptr_t)ptr;
+
+	if (head && (uintptr_t)head >= (uintptr_t)ptr && off <= RCU_KFREE_OFFSET_MAX) {
+		atomic_fetch_add_explicit(&kvfree.n_fallback, 1, memory_order_relaxed);
+		call_rcu_kfree(head, off);
+		return;
+	}
 	kvfree_wait_gp(ptr, why);
 	atomic_fetch_add_explicit(&kvfree.n_fallback, 1, memory_order_relaxed);
 	free(ptr);
@@ -339,14 +349,14 @@ static struct kvfree_cache *kvfree_cache_get(void)
 	return kc;
 }
 
-static void kvfree_add(void *ptr)
+static void kvfree_add(void *ptr, struct trcu_head *head)
 {
 	struct kvfree_cache *kc = kvfree_cache_get();
 	struct kvfree_block *b, *full = NULL;
 	bool fresh = false;
 
 	if (!kc) {
-		kvfree_one(ptr, "out of memory");
+		kvfree_one(ptr, head, "out of memory");
 		return;
 	}
 	pthread_mutex_lock(&kc->lock);
@@ -355,7 +365,7 @@ static void kvfree_add(void *ptr)
 	 * is sealed by it, or this call sees the flag. */
 	if (atomic_load_explicit(&kvfree.stopped, memory_order_relaxed)) {
 		pthread_mutex_unlock(&kc->lock);
-		kvfree_one(ptr, "after trcu_shutdown()");
+		kvfree_one(ptr, head, "after trcu_shutdown()");
 		return;
 	}
 	b = kc->cur;
@@ -363,7 +373,7 @@ static void kvfree_add(void *ptr)
 		b = malloc(sizeof(*b));
 		if (!b) {
 			pthread_mutex_unlock(&kc->lock);
-			kvfree_one(ptr, "out of memory");
+			kvfree_one(ptr, head, "out of memory");
 			return;
 		}
 		b->n = 0;
@@ -385,7 +395,9 @@ static void kvfree_add(void *ptr)
 		kvfree_timer_kick(false);
 }
 
-void trcu_rcu_free(void *ptr)
+/* rcu_free() and kfree_rcu(): ptr into a block, head (or NULL) for the
+ * fall-back. */
+static void kvfree_call(void *ptr, struct trcu_head *head)
 {
 	if (!ptr)
 		return;   /* like free(NULL) */
@@ -399,9 +411,19 @@ void trcu_rcu_free(void *ptr)
 	 * lock is released. */
 	atomic_signal_fence(memory_order_seq_cst);
 	rcu_init();
-	kvfree_add(ptr);
+	kvfree_add(ptr, head);
 	atomic_signal_fence(memory_order_seq_cst);
 	kvfree_busy = 0;
+}
+
+void trcu_rcu_free(void *ptr)
+{
+	kvfree_call(ptr, NULL);
+}
+
+void trcu_kvfree_call_rcu(struct trcu_head *head, void *ptr)
+{
+	kvfree_call(ptr, head);
 }
 
 /* Wait until every callback queued before this call has run and every

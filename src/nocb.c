@@ -208,7 +208,7 @@ bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long deadline_n
 			n_pub = n;
 		}
 		debug_rcu_head_unqueue(rhp);
-		f(rhp);
+		rcu_cb_invoke(rhp, f);
 		nocb_fork_check();
 		if ((n & 31) == 0) {
 			if (sys_now_ns() > deadline_ns)

@@ -8,10 +8,15 @@
 #define TREERCU_NOCB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <treercu/rcu.h>
 
 void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), bool lazy);
+/* kfree_rcu()'s fall-back: free() the object whose rcu_head is head, offset
+ * bytes into it (at most RCU_KFREE_OFFSET_MAX), after a grace period. */
+#define RCU_KFREE_OFFSET_MAX 4095
+void call_rcu_kfree(struct trcu_head *head, size_t offset);
 bool rcu_cb_ready(void);                         /* call_rcu_core() will not allocate */
 void rcu_nocb_shutdown(void);
 void rcu_barrier_cbs(void);                      /* every callback queued before it ran */

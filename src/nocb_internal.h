@@ -9,7 +9,11 @@
 #ifndef TREERCU_NOCB_INTERNAL_H
 #define TREERCU_NOCB_INTERNAL_H
 
+#include <stdint.h>
+#include <stdlib.h>
+
 #include "internal.h"
+#include "nocb.h"
 #include "segcblist.h"
 #include "sync_hint.h"
 
@@ -150,6 +154,22 @@ static inline bool nocb_shared_parked(void)
 }
 void nocb_sweep_stranded(void);
 void nocb_run_stranded(struct rcu_data *rdp);
+
+/*
+ * Run one callback.  Its function, or call_rcu_kfree()'s tag: 1 + the
+ * offset of the rcu_head in a malloc()ed object to free (the kernel's
+ * __is_kvfree_rcu_offset(); no function lives in the first page).
+ */
+static inline void rcu_cb_invoke(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	uintptr_t tag = (uintptr_t)func;
+
+	if (TRCU_UNLIKELY(tag <= RCU_KFREE_OFFSET_MAX + 1)) {
+		free((char *)head - (tag - 1));
+		return;
+	}
+	func(head);
+}
 
 /* Debug objects (src/debug_objects.c): an rcu_head queued twice. */
 #ifdef TREERCU_DEBUG_OBJECTS

@@ -557,6 +557,25 @@ TRCU_API void trcu_rcu_barrier(void);
  * message).  Not from a signal handler. */
 TRCU_API void trcu_rcu_free(void *ptr);
 
+/* The kernel's two-argument kfree_rcu(ptr, rhf): free(ptr) after a grace
+ * period, ptr a malloc()ed object whose struct rcu_head member is rhf.  As
+ * trcu_rcu_free(), batched in blocks; when no block can be allocated, the
+ * object's own rcu_head carries it (a callback: no wait, no abort, also
+ * inside a read-side section), if rhf lies within its first 4096 bytes.
+ * NULL is ignored.  Not from a signal handler.  trcu_kvfree_call_rcu(head,
+ * ptr) is the call behind it (head may be NULL: trcu_rcu_free()). */
+TRCU_API void trcu_kvfree_call_rcu(struct trcu_head *head, void *ptr);
+#define trcu_kfree_rcu(ptr, rhf) \
+	do { \
+		__typeof__(ptr) trcu_kf_ = (ptr); \
+		if (trcu_kf_) \
+			trcu_kvfree_call_rcu(&trcu_kf_->rhf, trcu_kf_); \
+	} while (0)
+/* The kernel's kvfree_rcu(ptr) and kvfree_rcu(ptr, rhf). */
+#define TRCU_KVFREE_PICK_(a1, a2, name, ...) name
+#define trcu_kvfree_rcu(...) \
+	TRCU_KVFREE_PICK_(__VA_ARGS__, trcu_kfree_rcu, trcu_rcu_free, )(__VA_ARGS__)
+
 /* Current grace-period sequence number (for diagnostics and tests). */
 TRCU_API unsigned long trcu_gp_seq(void);
 
@@ -604,7 +623,7 @@ struct trcu_stats {
 	long nocb_defers;            /* offload-thread waits for woken synchronize_rcu() callers */
 	long frees_queued;           /* rcu_free() calls */
 	long frees_done;             /* pointers freed after their GP */
-	long frees_fallback;         /* rcu_free() that waited (no memory) */
+	long frees_fallback;         /* no block: rcu_free() waited, kfree_rcu() used its head */
 	long sr_woken_direct;        /* synchronize_rcu() waiters woken by the GP driver */
 	long sr_woken_deferred;      /* ... by the cleanup work item */
 	long sr_no_wait_head;        /* GP inits that found every wait head in use */
@@ -695,6 +714,10 @@ TRCU_API const char *trcu_version(void);
 #define call_rcu_hurry                 trcu_call_rcu_hurry
 #define rcu_barrier                    trcu_rcu_barrier
 #define rcu_free                       trcu_rcu_free
+#define kfree_rcu(ptr, rhf)            trcu_kfree_rcu(ptr, rhf)
+#define kvfree_rcu(...)                trcu_kvfree_rcu(__VA_ARGS__)
+#define kfree_rcu_mightsleep(ptr)      trcu_rcu_free(ptr)
+#define kvfree_rcu_mightsleep(ptr)     trcu_rcu_free(ptr)
 #endif
 
 #ifdef __cplusplus

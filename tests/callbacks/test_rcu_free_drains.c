@@ -21,6 +21,11 @@
  *   no_memory       no memory for a block: each pointer is freed after a
  *                   grace period on the caller's thread, none lost; inside
  *                   a read-side section that aborts with a message
+ *   kfree_rcu_head  kfree_rcu(ptr, rhf) with no memory for a block: the
+ *                   object's own rcu_head carries it, as a callback, also
+ *                   inside a read-side section (no wait, no abort); each
+ *                   object is freed once, after a grace period that began
+ *                   after the call, not while a reader holds it
  *   signal_nested   rcu_free() from a signal handler that interrupted the
  *                   same thread's rcu_free() aborts with a message (it
  *                   would deadlock on the thread's block lock)
@@ -269,6 +274,60 @@ static void sc_no_memory(void)
 	_exit(0);
 }
 
+/* ---- kfree_rcu_head ------------------------------------------------------------------- */
+
+struct kobj {
+	long pad[3];
+	struct rcu_head rh;   /* not the first member: the offset is used */
+	long v;
+};
+
+static struct kobj *kobj_new(int slot)
+{
+	struct kobj *o = malloc(sizeof(*o));
+
+	CHECK(o != NULL);
+	o->v = 7;
+	tracked[slot] = o;
+	tracked_cookie[slot] = get_state_synchronize_rcu();
+	return o;
+}
+
+static void sc_kfree_rcu_head(void)
+{
+	struct holder h;
+	struct kobj *a, *b, *none = NULL;
+
+	atomic_store(&tracking, 1);
+	atomic_store(&fail_pages, 1);
+	holder_start(&h);
+	a = kobj_new(0);
+	kfree_rcu(a, rh);             /* returns at once: the holder holds every GP */
+	kfree_rcu(none, rh);          /* NULL: nothing */
+	rcu_read_lock();
+	b = kobj_new(1);
+	kvfree_rcu(b, rh);            /* inside a section: no abort, no wait */
+	rcu_read_unlock();
+	usleep(50 * 1000);
+	CHECK_EQ(atomic_load(&tracked_freed), 0);
+	CHECK_EQ(stats().frees_fallback, 2);
+	holder_release(&h);
+	rcu_barrier();
+	CHECK_EQ(atomic_load(&tracked_freed), 2);
+	CHECK_EQ(atomic_load(&tracked_early), 0);
+	/* With memory again, the blocks take them (the head stays unused). */
+	atomic_store(&fail_pages, 0);
+	a = kobj_new(2);
+	kfree_rcu(a, rh);
+	kvfree_rcu(malloc(8));        /* the one-argument form: rcu_free() */
+	rcu_barrier();
+	CHECK_EQ(atomic_load(&tracked_freed), 3);
+	CHECK_EQ(atomic_load(&tracked_early), 0);
+	CHECK_EQ(stats().frees_fallback, 2);
+	CHECK_EQ(stats().frees_done, 2);
+	_exit(0);
+}
+
 /* ---- signal_nested -------------------------------------------------------------------- */
 
 static void *handler_ptr[64];
@@ -330,6 +389,7 @@ static const struct sp_scenario scenarios[] = {
 	{ "barrier_partial", sc_barrier_partial },
 	{ "timer_lifetime", sc_timer_lifetime },
 	{ "no_memory", sc_no_memory },
+	{ "kfree_rcu_head", sc_kfree_rcu_head },
 	{ "signal_nested", sc_signal_nested },
 	{ NULL, NULL },
 };
@@ -352,6 +412,7 @@ int main(int argc, char **argv)
 	ok &= sp_expect_exit("timer_lifetime", NULL, 120, 0, NULL, 0);
 	ok &= sp_expect_abort("no_memory", NULL, 120,
 			      "out of memory inside an RCU read-side critical section");
+	ok &= sp_expect_exit("kfree_rcu_head", NULL, 120, 0, NULL, 0);
 	ok &= sp_expect_abort("signal_nested", NULL, 120,
 			      "called from a signal handler that interrupted rcu_free()");
 	if (!ok) {

@@ -92,6 +92,10 @@ void strict_update(struct item *n)
 	if (rcu_access_pointer(current_item) == old)
 		old = rcu_dereference_protected(current_item, n != NIL);
 	synchronize_rcu();
+	kfree_rcu(old, rh);
+	kvfree_rcu(n, rh);
+	kvfree_rcu(n->node.next);
+	kfree_rcu_mightsleep(n->hnode.pprev);
 	trcu_quiescent_state();
 }
 
