@@ -280,6 +280,13 @@ static inline bool call_rcu_flood(struct rcu_data *rdp, long pending)
 	return pending > TUN(cb_max_pending);
 }
 
+void call_rcu_queued_twice(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	sys_die("call_rcu(): rcu_head %p queued again before its callback ran (callback %p): "
+		 "a head may be queued once until its callback starts", (void *)head,
+		 (void *)(uintptr_t)func);
+}
+
 /* Push onto rdp's bypass stack; returns rdp's queued count.  The caller
  * is rdp's owner (or holds nocb.shared_lock for the shared one). */
 static rcu_always_inline long call_rcu_push(struct rcu_data *rdp, struct trcu_head *head,
@@ -291,6 +298,12 @@ static rcu_always_inline long call_rcu_push(struct rcu_data *rdp, struct trcu_he
 	head->func = func;
 	old = atomic_load_explicit(&rdp->bypass, memory_order_relaxed);
 	do {
+		/* The head on top already: queued twice in a row, its callback
+		 * not run; the push would link it to itself (a release build's
+		 * check of this misuse, with nocb_flush_bypass()'s:
+		 * docs/decisions.md). */
+		if (TRCU_UNLIKELY(old == head))
+			call_rcu_queued_twice(head, func);
 		head->next = old;
 		/* Release (seq_cst for the ->state check below): publishes
 		 * ->func/->next; pairs with nocb_flush_bypass()'s exchange. */

@@ -124,6 +124,11 @@ long nocb_flush_bypass(struct nocb_group *grp, struct rcu_data *rdp)
 	}
 	l.head = rev;
 	l.len = n;
+	/* The oldest taken is the list's last callback already: a head queued
+	 * twice in a row whose first copy an earlier flush moved here
+	 * (call_rcu_push() catches it while still on the bypass). */
+	if (TRCU_UNLIKELY(rdp->cblist.tails[RCU_NEXT_TAIL] == &rev->next))
+		call_rcu_queued_twice(rev, rev->func);
 	rcu_segcblist_enqueue_list(&rdp->cblist, &l);
 	return n;
 }

@@ -155,6 +155,10 @@ static inline bool nocb_shared_parked(void)
 void nocb_sweep_stranded(void);
 void nocb_run_stranded(struct rcu_data *rdp);
 
+/* call_rcu() on a head whose callback has not run: abort naming it. */
+rcu_cold __attribute__((noreturn)) void call_rcu_queued_twice(struct trcu_head *head,
+							      void (*func)(struct trcu_head *));
+
 /*
  * Run one callback.  Its function, or call_rcu_kfree()'s tag: 1 + the
  * offset of the rcu_head in a malloc()ed object to free (the kernel's

@@ -538,8 +538,10 @@ struct trcu_head {
  * No error return, and no abort for want of memory or threads: a thread
  * whose callback state cannot be allocated queues on one shared queue
  * (docs/design.md, "Allocation failure").  A head may be queued again only once its
- * callback has started: queued twice, it corrupts the callback list (other
- * callbacks are lost); the TREERCU_DEBUG_OBJECTS build aborts naming it. */
+ * callback has started: queued twice in a row on one thread, it aborts
+ * naming the head; with other callbacks between, it corrupts the callback
+ * list (other callbacks are lost), which the TREERCU_DEBUG_OBJECTS build
+ * catches. */
 TRCU_API void trcu_call_rcu(struct trcu_head *head, void (*func)(struct trcu_head *head));
 /* Same, never lazy: the grace period is requested at once. */
 TRCU_API void trcu_call_rcu_hurry(struct trcu_head *head, void (*func)(struct trcu_head *head));

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The release build's check of an rcu_head queued twice: call_rcu() on the
+ * head its thread queued last, its callback not run yet, aborts naming the
+ * head, whether the first copy is still on the thread's bypass list or its
+ * offload thread moved it to the callback list already (a reader holds the
+ * grace period meanwhile).  Before, the push linked the head to itself and
+ * the callback list lost or repeated callbacks, silently.  A head queued
+ * again after its callback ran, and two heads alternating, are not flagged.
+ * Each case runs in its own process (tests/common/subproc.h).
+ */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include <treercu/treercu.h>
+
+#include "holder.h"
+#include "subproc.h"
+
+static _Atomic int ran;
+static struct trcu_head h1, h2;
+
+static void count_cb(struct trcu_head *h)
+{
+	(void)h;
+	atomic_fetch_add(&ran, 1);
+}
+
+/* The offload thread started and idle, then the same head twice. */
+static void sc_twice(void)
+{
+	trcu_call_rcu(&h2, count_cb);
+	trcu_rcu_barrier();
+	trcu_call_rcu(&h1, count_cb);
+	trcu_call_rcu(&h1, count_cb);   /* aborts */
+	trcu_rcu_barrier();
+	_exit(0);
+}
+
+/* The first copy on the callback list, waiting for a grace period. */
+static void sc_twice_after_flush(void)
+{
+	struct holder h;
+
+	trcu_call_rcu(&h2, count_cb);
+	trcu_rcu_barrier();
+	holder_start(&h);
+	trcu_call_rcu(&h1, count_cb);
+	usleep(100 * 1000);             /* the offload thread flushes it */
+	trcu_call_rcu(&h1, count_cb);   /* aborts, there or at the next flush */
+	usleep(100 * 1000);
+	holder_release(&h);
+	trcu_rcu_barrier();
+	_exit(0);
+}
+
+/* Reuse after the callback ran, and alternating heads: every callback runs
+ * once per queueing. */
+static void sc_reuse(void)
+{
+	for (int i = 0; i < 100; i++) {
+		trcu_call_rcu(&h1, count_cb);
+		trcu_call_rcu(&h2, count_cb);
+		trcu_rcu_barrier();
+	}
+	_exit(atomic_load(&ran) == 200 ? 0 : 1);
+}
+
+static const struct sp_scenario scenarios[] = {
+	{ "twice", sc_twice },
+	{ "twice_after_flush", sc_twice_after_flush },
+	{ "reuse", sc_reuse },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	bool ok = true;
+
+	sp_child(argc, argv, scenarios);
+	alarm(300);
+	printf("test_call_rcu_twice_in_a_row_aborts: a head queued twice in a row is refused\n");
+	ok &= sp_expect_abort("twice", NULL, 60, "queued again before its callback ran");
+	ok &= sp_expect_abort("twice_after_flush", NULL, 60, "queued again before its callback ran");
+	ok &= sp_expect_exit("reuse", NULL, 60, 0, NULL, 0);
+	printf("test_call_rcu_twice_in_a_row_aborts: %s\n", ok ? "OK" : "FAILED");
+	return ok ? 0 : 1;
+}
