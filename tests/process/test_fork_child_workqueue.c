@@ -4,6 +4,13 @@
  * queued by another thread: the child can queue every one of them again,
  * flush, delay, destroy and exit, and no item queued before the fork runs
  * in the child.
+ *
+ * Under AddressSanitizer (FORK_CHILD_ASAN) the fork waits until no library
+ * thread allocates: the queuer is parked and the workqueue's worker creation
+ * has settled (no worker created for 50 ms, longer than the stall watchdog's
+ * 2 ms), since a worker being created holds an ASan allocator lock that the
+ * child would inherit held (docs/decisions.md, "fork() tests under
+ * AddressSanitizer").  The normal build forks wherever the queuer is.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -65,12 +72,31 @@ static void *queuer(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&stop)) {
+		fork_child_park_point();
 		for (int i = 0; i < NR_ITEMS; i++)
 			trcu_queue_work(i % 2 ? wq : wq_reclaim, &items[i]);
 		trcu_queue_work(wq, &slow);
 		usleep(100);
 	}
+	fork_child_park_exit();
 	return NULL;
+}
+
+/* ASan builds: no worker created for 50 ms (at most 5 s of waiting). */
+static void wq_creation_settle(void)
+{
+	struct trcu_wq_stats st;
+	unsigned long last = ~0UL;
+	int still = 0;
+
+	if (!FORK_CHILD_ASAN)
+		return;
+	for (int i = 0; i < 1000 && still < 10; i++) {
+		trcu_wq_get_stats(&st);
+		still = st.workers_created == last ? still + 1 : 0;
+		last = st.workers_created;
+		usleep(5000);
+	}
 }
 
 #define FAIL(...) do { fprintf(stderr, "child: " __VA_ARGS__); fputc('\n', stderr); return 1; } while (0)
@@ -144,11 +170,14 @@ int main(void)
 		atomic_store(&blocker_hold, true);
 		CHECK(trcu_queue_work(owq, &blocker));
 		CHECK(trcu_queue_work(owq, &behind));
+		fork_child_park(1);
+		wq_creation_settle();
 		pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0)
 			exit(child(atomic_load(&item_runs), atomic_load(&slow_runs),
 				   atomic_load(&delayed_runs), atomic_load(&behind_runs)));
+		fork_child_unpark();
 		atomic_store(&blocker_hold, false);
 		if (fork_child_wait(pid, "child using the workqueue"))
 			CHECK_FAIL_EXIT();
