@@ -280,13 +280,6 @@ static inline bool call_rcu_flood(struct rcu_data *rdp, long pending)
 	return pending > TUN(cb_max_pending);
 }
 
-void call_rcu_queued_twice(struct trcu_head *head, void (*func)(struct trcu_head *))
-{
-	sys_die("call_rcu(): rcu_head %p queued again before its callback ran (callback %p): "
-		 "a head may be queued once until its callback starts", (void *)head,
-		 (void *)(uintptr_t)func);
-}
-
 /* Push onto rdp's bypass stack; returns rdp's queued count.  The caller
  * is rdp's owner (or holds nocb.shared_lock for the shared one). */
 static rcu_always_inline long call_rcu_push(struct rcu_data *rdp, struct trcu_head *head,

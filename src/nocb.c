@@ -92,6 +92,13 @@ static void nocb_defer_to_woken(struct nocb_group *grp, long left)
 	atomic_fetch_add_explicit(&nocb.n_defer, 1, memory_order_relaxed);
 }
 
+void call_rcu_queued_twice(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	sys_die("call_rcu(): rcu_head %p queued again before its callback ran (callback %p): "
+		 "a head may be queued once until its callback starts", (void *)head,
+		 (void *)(uintptr_t)func);
+}
+
 /* Take the bypass stack and append it, oldest first, to NEXT.  Reversing
  * 100k entries takes a quarter of a millisecond: deferral points inside. */
 long nocb_flush_bypass(struct nocb_group *grp, struct rcu_data *rdp)
