@@ -27,13 +27,20 @@ static void count_cb(struct trcu_head *h)
 	atomic_fetch_add(&ran, 1);
 }
 
-/* The offload thread started and idle, then the same head twice. */
+/* The offload thread started and idle, then the same head twice at once.
+ * A reader holds the grace period, so the first copy's callback cannot
+ * have run (and made the second call legal) whatever the timing. */
 static void sc_twice(void)
 {
+	struct holder h;
+
 	trcu_call_rcu(&h2, count_cb);
 	trcu_rcu_barrier();
+	holder_start(&h);
 	trcu_call_rcu(&h1, count_cb);
-	trcu_call_rcu(&h1, count_cb);   /* aborts */
+	trcu_call_rcu(&h1, count_cb);   /* aborts, at the push or at the flush */
+	usleep(100 * 1000);
+	holder_release(&h);
 	trcu_rcu_barrier();
 	_exit(0);
 }
