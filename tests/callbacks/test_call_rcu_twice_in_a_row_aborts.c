@@ -11,6 +11,8 @@
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <treercu/treercu.h>
@@ -74,6 +76,41 @@ static void sc_reuse(void)
 	_exit(atomic_load(&ran) == 200 ? 0 : 1);
 }
 
+/*
+ * Under ThreadSanitizer the misuse is also a data race (the second push
+ * writes the head the offload thread read), and TSan names it on its own:
+ * its report (exit status 66, the push in the stack) counts as the clear
+ * error there as well as the abort does.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define TWICE_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TWICE_UNDER_TSAN 1
+#endif
+#endif
+
+static bool expect_refused(const char *scenario)
+{
+#ifdef TWICE_UNDER_TSAN
+	static struct sp_result res;
+	bool ok;
+
+	sp_run(scenario, NULL, 60, &res);
+	ok = (WIFSIGNALED(res.status) && WTERMSIG(res.status) == SIGABRT &&
+	      strstr(res.err, "queued again before its callback ran")) ||
+	     (WIFEXITED(res.status) && WEXITSTATUS(res.status) == 66 &&
+	      strstr(res.err, "ThreadSanitizer: data race") && strstr(res.err, "call_rcu_push"));
+	printf("  %-28s status 0x%x in %ld ms (want the abort, or TSan's report on the push): %s\n",
+	       scenario, res.status, res.ms, ok ? "ok" : "FAILED");
+	if (!ok)
+		sp_print_err(&res);
+	return ok;
+#else
+	return sp_expect_abort(scenario, NULL, 60, "queued again before its callback ran");
+#endif
+}
+
 static const struct sp_scenario scenarios[] = {
 	{ "twice", sc_twice },
 	{ "twice_after_flush", sc_twice_after_flush },
@@ -88,8 +125,8 @@ int main(int argc, char **argv)
 	sp_child(argc, argv, scenarios);
 	alarm(300);
 	printf("test_call_rcu_twice_in_a_row_aborts: a head queued twice in a row is refused\n");
-	ok &= sp_expect_abort("twice", NULL, 60, "queued again before its callback ran");
-	ok &= sp_expect_abort("twice_after_flush", NULL, 60, "queued again before its callback ran");
+	ok &= expect_refused("twice");
+	ok &= expect_refused("twice_after_flush");
 	ok &= sp_expect_exit("reuse", NULL, 60, 0, NULL, 0);
 	printf("test_call_rcu_twice_in_a_row_aborts: %s\n", ok ? "OK" : "FAILED");
 	return ok ? 0 : 1;
