@@ -137,7 +137,6 @@ static void nocb_run_bypass(struct rcu_data *rdp)
 	cs = sys_cancel_disable();
 	for (; fifo; fifo = next, n++) {
 		next = fifo->next;
-		debug_rcu_head_unqueue(fifo);
 		rcu_cb_invoke(fifo, fifo->func);
 		nocb_fork_check();
 	}
@@ -229,7 +228,6 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	 * window is the offload threads' join).  tests/process/test_shutdown_sync_returns_while_offload_stops.c.
 	 */
 	rcu_gp_wait_seq(rcu_gp_snap());
-	debug_rcu_head_unqueue(head);
 	rcu_cb_invoke(head, func);
 	/* Callbacks this thread left queued inside a section while the
 	 * offload threads stopped (call_rcu_stranded()), and any left on

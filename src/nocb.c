@@ -219,7 +219,6 @@ bool nocb_do_batch(struct nocb_group *grp, struct rcu_data *rdp, long deadline_n
 			nocb_publish_invoked(rdp, n - n_pub);
 			n_pub = n;
 		}
-		debug_rcu_head_unqueue(rhp);
 		rcu_cb_invoke(rhp, f);
 		nocb_fork_check();
 		if ((n & 31) == 0) {

@@ -159,22 +159,6 @@ void nocb_run_stranded(struct rcu_data *rdp);
 rcu_cold __attribute__((noreturn)) void call_rcu_queued_twice(struct trcu_head *head,
 							      void (*func)(struct trcu_head *));
 
-/*
- * Run one callback.  Its function, or call_rcu_kfree()'s tag: 1 + the
- * offset of the rcu_head in a malloc()ed object to free (the kernel's
- * __is_kvfree_rcu_offset(); no function lives in the first page).
- */
-static inline void rcu_cb_invoke(struct trcu_head *head, void (*func)(struct trcu_head *))
-{
-	uintptr_t tag = (uintptr_t)func;
-
-	if (TRCU_UNLIKELY(tag <= RCU_KFREE_OFFSET_MAX + 1)) {
-		free((char *)head - (tag - 1));
-		return;
-	}
-	func(head);
-}
-
 /* Debug objects (src/debug_objects.c): an rcu_head queued twice. */
 #ifdef TREERCU_DEBUG_OBJECTS
 void debug_rcu_head_queue(struct trcu_head *head, void (*func)(struct trcu_head *));
@@ -192,5 +176,24 @@ static inline void debug_rcu_head_unqueue(struct trcu_head *head)
 	(void)head;
 }
 #endif
+
+/*
+ * Run one callback, taken off its list (the debug build's set forgets the
+ * head first: the callback may queue it again).  Its function, or
+ * call_rcu_kfree()'s tag: 1 + the offset of the rcu_head in a malloc()ed
+ * object to free (the kernel's __is_kvfree_rcu_offset(); no function lives
+ * in the first page).
+ */
+static inline void rcu_cb_invoke(struct trcu_head *head, void (*func)(struct trcu_head *))
+{
+	uintptr_t tag = (uintptr_t)func;
+
+	debug_rcu_head_unqueue(head);
+	if (TRCU_UNLIKELY(tag <= RCU_KFREE_OFFSET_MAX + 1)) {
+		free((char *)head - (tag - 1));
+		return;
+	}
+	func(head);
+}
 
 #endif

@@ -29,10 +29,13 @@ static void count_cb(struct trcu_head *h)
 	atomic_fetch_add(&ran, 1);
 }
 
-/* The offload thread started and idle, then the same head twice at once.
- * A reader holds the grace period, so the first copy's callback cannot
- * have run (and made the second call legal) whatever the timing. */
-static void sc_twice(void)
+/*
+ * The offload thread started and idle, then the same head twice, between_ms
+ * apart.  A reader holds the grace period throughout, so the first copy's
+ * callback cannot have run (and made the second call legal) whatever the
+ * timing.  The second call aborts, at the push or at a flush.
+ */
+static void queue_twice(int between_ms)
 {
 	struct holder h;
 
@@ -40,28 +43,25 @@ static void sc_twice(void)
 	trcu_rcu_barrier();
 	holder_start(&h);
 	trcu_call_rcu(&h1, count_cb);
-	trcu_call_rcu(&h1, count_cb);   /* aborts, at the push or at the flush */
+	if (between_ms)
+		usleep(between_ms * 1000);
+	trcu_call_rcu(&h1, count_cb);
 	usleep(100 * 1000);
 	holder_release(&h);
 	trcu_rcu_barrier();
 	_exit(0);
 }
 
-/* The first copy on the callback list, waiting for a grace period. */
+/* At once: the first copy most likely still on the bypass. */
+static void sc_twice(void)
+{
+	queue_twice(0);
+}
+
+/* The first copy moved to the callback list by the offload thread. */
 static void sc_twice_after_flush(void)
 {
-	struct holder h;
-
-	trcu_call_rcu(&h2, count_cb);
-	trcu_rcu_barrier();
-	holder_start(&h);
-	trcu_call_rcu(&h1, count_cb);
-	usleep(100 * 1000);             /* the offload thread flushes it */
-	trcu_call_rcu(&h1, count_cb);   /* aborts, there or at the next flush */
-	usleep(100 * 1000);
-	holder_release(&h);
-	trcu_rcu_barrier();
-	_exit(0);
+	queue_twice(100);
 }
 
 /* Reuse after the callback ran, and alternating heads: every callback runs
