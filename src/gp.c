@@ -45,10 +45,9 @@ static bool rcu_qsbr_holdout(struct rcu_thread *r, bool arm)
 	    !(__atomic_load_n(&r->rdr->nest_flags, __ATOMIC_RELAXED) & TRCU_RF_QSBR))
 		return false;
 	/* Under the leaf lock, after this GP's init: the report's lock
-	 * acquisition pairs with it (above).  No membarrier: liveness only,
-	 * the store reaches the thread's next quiescent states. */
-	if (arm && !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED))
-		__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
+	 * acquisition pairs with it (above). */
+	if (arm)
+		rcu_qsbr_ask(r->rdr, false);
 	return true;
 }
 
@@ -243,6 +242,7 @@ static int qsbr_asked;   /* holdouts the last walk asked (or left asked) */
 
 struct qsbr_gp_arg {
 	bool act;       /* ask the online ones and report the quiescent ones */
+	bool poll;      /* ask for polled answers: the driver will spin */
 	bool qsbr;      /* every holdout seen so far is a QSBR thread */
 	int asked;      /* holdouts left to report themselves */
 };
@@ -279,8 +279,8 @@ static bool rcu_qsbr_gp_leaf(struct rcu_node *leaf, void *arg)
 		 * acquisition pairs with it (rcu_qsbr_holdout()).  A thread in
 		 * a fenced section while offline reports at its fenced exit:
 		 * store buffering with the fence at the next walk's start. */
-		if (qa->act && !__atomic_load_n(&rdr->need_qs, __ATOMIC_RELAXED))
-			__atomic_store_n(&rdr->need_qs, 1, __ATOMIC_RELAXED);
+		if (qa->act)
+			rcu_qsbr_ask(rdr, qa->poll && rcu_qsbr_poll_add(leaf, 1UL << i));
 		qa->asked++;
 	}
 	rcu_stat_add_locked(&rcu_state.n_slot_checks, looked);
@@ -291,11 +291,25 @@ static bool rcu_qsbr_gp_leaf(struct rcu_node *leaf, void *arg)
 	return qa->qsbr;
 }
 
-/* One walk over the holdouts: are they all QSBR threads (act: ask the
- * online ones, report the quiescent ones)?  Ends at the first that is not. */
-static bool rcu_qsbr_gp_walk(bool act)
+/* The CPUs this process may run on, read once (a hint). */
+static long rcu_gp_cpus(void)
 {
-	struct qsbr_gp_arg qa = { .act = act, .qsbr = true };
+	static long cpus;   /* GP driver only (gp_mutex held) */
+
+	if (!cpus) {
+		long n = tun_usable_cpus();
+
+		cpus = n > 0 ? n : 1;
+	}
+	return cpus;
+}
+
+/* One walk over the holdouts: are they all QSBR threads (act: ask the
+ * online ones, report the quiescent ones; poll: for answers a spin polls,
+ * if the driver spins after it)?  Ends at the first that is not. */
+static bool rcu_qsbr_gp_walk(bool act, bool poll)
+{
+	struct qsbr_gp_arg qa = { .act = act, .poll = act && poll, .qsbr = true };
 
 	/* Before the ->gp_blocked and ->watching loads (rcu_early_qs()):
 	 * pairs with the fence in rcu_internal_qsbr_online() and with the
@@ -303,11 +317,16 @@ static bool rcu_qsbr_gp_walk(bool act)
 	 * previous walk's ->need_qs stores: pairs with the fence in the
 	 * fenced watching_exit() before its ->need_qs load. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (act)
+	if (act) {
 		rcu_stat_add_locked(&rcu_state.n_fqs, 1);
+		rcu_qsbr_poll_reset();
+	}
 	rcu_for_each_holdout_leaf(rcu_qsbr_gp_leaf, &qa);
 	if (act)
 		qsbr_asked = qa.asked;
+	/* No spin follows (rcu_gp_holdout_wait()): plain asks. */
+	if (qa.poll && !(qa.qsbr && qa.asked < rcu_gp_cpus()))
+		rcu_qsbr_poll_end();
 	return qa.qsbr;
 }
 
@@ -400,7 +419,7 @@ static void rcu_gp_init(void)
 	 * walk only looks, so that a mixed domain's QSBR threads are not
 	 * asked (their reports would meet the scans at the leaf lock); the
 	 * early report may have seen a holdout that is not a QSBR thread. */
-	gp_qsbr = !mixed && rcu_qsbr_gp_walk(false) && rcu_qsbr_gp_walk(true);
+	gp_qsbr = !mixed && rcu_qsbr_gp_walk(false, false) && rcu_qsbr_gp_walk(true, false);
 	if (gp_qsbr) {
 		TRACE_RECORD("init_qsbr", 0);
 		return;
@@ -476,7 +495,7 @@ static bool rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 				 * by the sys_gp_mb() the caller runs next; pairs
 				 * with the barrier before the ->need_qs load in
 				 * trcu_read_unlock(). */
-				__atomic_store_n(&r->rdr->need_qs, 1, __ATOMIC_RELAXED);
+				__atomic_store_n(&r->rdr->need_qs, TRCU_QS_ASKED, __ATOMIC_RELAXED);
 				fa->armed++;
 			}
 		}
@@ -629,35 +648,11 @@ static int qsbr_nospin;   /* GP driver only (gp_mutex held) */
  * periods"). */
 #define RCU_QSBR_SLEEP_NS (10 * 1000 * 1000L)
 
-/* A QSBR GP's spin: poll the root until spin_until, taking no lock, so that
- * the reports it waits for never wait for it.  True when the loop has
- * something to do (the GP can end, a caller asks to take it over, an
- * expedited request arrived), false when the spin ran out. */
-static bool rcu_qsbr_gp_spin(long spin_until_ns)
+/* What ends a QSBR GP's spin early: a caller asks to take the GP over, or
+ * an expedited request arrived. */
+static bool rcu_qsbr_spin_interrupted(void)
 {
-	while (sys_now_ns() < spin_until_ns) {
-		for (int i = 0; i < 32; i++) {
-			if (rcu_root_qs_done())
-				return true;
-			cpu_relax();
-		}
-		if (rcu_gp_takeover_wanted() || (rcu_exp_pending() && !rcu_state.expedited))
-			return true;
-	}
-	return rcu_root_qs_done();
-}
-
-/* The CPUs this process may run on, read once (a hint). */
-static long rcu_gp_cpus(void)
-{
-	static long cpus;   /* GP driver only (gp_mutex held) */
-
-	if (!cpus) {
-		long n = tun_usable_cpus();
-
-		cpus = n > 0 ? n : 1;
-	}
-	return cpus;
+	return rcu_gp_takeover_wanted() || (rcu_exp_pending() && !rcu_state.expedited);
 }
 
 /* Returns false when the GP was taken over while this driver slept. */
@@ -674,7 +669,7 @@ static bool rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
 		 * RCU_QSBR_NOSPIN_GPS trying it again was the p99.
 		 */
 		if (!nospin && qsbr_asked < rcu_gp_cpus()) {
-			if (rcu_qsbr_gp_spin(spin_until_ns))
+			if (rcu_qsbr_spin(spin_until_ns, rcu_qsbr_spin_interrupted))
 				return true;
 			qsbr_nospin = RCU_QSBR_NOSPIN_GPS;   /* the spin did not pay */
 		}
@@ -724,7 +719,7 @@ static bool rcu_gp_fqs_loop(bool resumed)
 
 		if (rcu_root_qs_done())
 			return true;
-		if (gp_qsbr && !rcu_qsbr_gp_walk(true)) {
+		if (gp_qsbr && !rcu_qsbr_gp_walk(true, !nospin)) {
 			/* A holdout that is no longer a QSBR thread (a worker
 			 * of task readers now): the GP-start membarrier after
 			 * all, then scans. */
@@ -798,6 +793,7 @@ static void rcu_gp_cleanup(void)
 bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 {
 	unsigned long epoch;
+	bool done;
 	bool resumed = rcu_seq_state(atomic_load_explicit(&rcu_state.gp_seq,
 							  memory_order_relaxed)) != 0;
 
@@ -829,7 +825,9 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 	} else {
 		rcu_state.expedited |= rcu_exp_pending();
 	}
-	if (!rcu_gp_fqs_loop(resumed)) {
+	done = rcu_gp_fqs_loop(resumed);
+	rcu_qsbr_poll_end();   /* its asks left are plain ones (src/qsbr_poll.c) */
+	if (!done) {
 		/* Yielded: the requester resumes the GP.  Taken over while
 		 * parked: driver and driver_yieldable are the new driver's. */
 		if (rcu_state.driver_epoch == epoch) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The grace-period core's internal interface, one section per file from the
- * bottom up: the rcu_node tree (src/rcu_node.c), one grace period
- * (src/gp.c), and who drives it (src/gp_drive.c).  Each file calls only the
+ * bottom up: the rcu_node tree (src/rcu_node.c), a QSBR grace period's
+ * spin (src/qsbr_poll.c), one grace period (src/gp.c), and who
+ * drives it (src/gp_drive.c).  Each file calls only the
  * sections above its own in this header, never the ones below.
  */
 #ifndef TREERCU_GP_H
@@ -62,6 +63,16 @@ void rcu_gp_init_tree_locked(unsigned long gps);
 void rcu_for_each_active_leaf_locked(bool (*fn)(struct rcu_node *, void *), void *arg);
 void rcu_for_each_holdout_leaf(bool (*fn)(struct rcu_node *, void *), void *arg);
 bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
+
+/* ---- src/qsbr_poll.c ---- */
+/* A QSBR GP's asks and spin: an asking walk names the holdouts it asks for
+ * polled answers; the spin reports them; the FQS loop's end makes any ask
+ * left a plain one. */
+void rcu_qsbr_poll_reset(void);
+bool rcu_qsbr_poll_add(struct rcu_node *leaf, unsigned long bit);
+void rcu_qsbr_ask(struct trcu_reader *rdr, bool polled);
+void rcu_qsbr_poll_end(void);
+bool rcu_qsbr_spin(long spin_until_ns, bool (*interrupted)(void));
 
 /* ---- src/gp.c ---- */
 /*

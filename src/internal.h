@@ -358,10 +358,11 @@ struct rcu_state {
 
 	struct tun_values tun;
 
-	/* Statistics.  The first six are written by GP drivers only
+	/* Statistics.  The first seven are written by GP drivers only
 	 * (gp_mutex held): rcu_stat_add_locked(). */
 	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_mb;
 	_Atomic unsigned long n_slot_checks;   /* slots GP-init and FQS walks looked at */
+	_Atomic unsigned long n_qs_polled;     /* QSBR answers a spin reported (src/qsbr_poll.c) */
 	_Atomic unsigned long n_takeover;
 	_Atomic unsigned long n_async_skip;  /* GP-end wakes left to timed rechecks */
 };
@@ -407,6 +408,12 @@ static inline struct rcu_thread *rcu_slot_get(int slot)
 	return chunk ? atomic_load_explicit(&chunk[slot % SLOT_CHUNK], memory_order_acquire)
 		     : NULL;
 }
+
+/* struct trcu_reader's ->need_qs: asked to report through the tree, or
+ * polled by a spinning driver that reports for it (src/gp.c, "Polled
+ * reports"). */
+#define TRCU_QS_ASKED  1U
+#define TRCU_QS_POLLED 2U
 
 /* rcu_slot_get(slot)->rdr without loading the thread's structure (NULL
  * when the slot is empty): what a scan needs for the common case. */

@@ -591,15 +591,31 @@ void trcu_report_qs_slow(struct trcu_reader *r)
 	/* A signal handler's unlock on a thread inside the library's locked
 	 * code: reporting would take an rcu_node lock this thread may hold.
 	 * ->need_qs stays set; the driver's next scan sees the even value. */
+	unsigned int asked;
+
 	if (t->busy)
 		return;
-	/* acq_rel: pairs with the driver's store of ->need_qs (under the leaf
-	 * lock); the report below takes the leaf lock anyway. */
-	if (!__atomic_exchange_n(&r->need_qs, 0, __ATOMIC_ACQ_REL))
+	if (t->slot < 0 || rcu_nesting(r) != t->depth_bias) {
+		/* Not a quiescent state: a plain ask is dropped (the driver's
+		 * next scan sees the even value or asks again); a polled one
+		 * stays for the next quiescent state, since a 0 is an answer
+		 * to a polling driver (src/gp.c, "Polled reports"). */
+		asked = TRCU_QS_ASKED;
+		__atomic_compare_exchange_n(&r->need_qs, &asked, 0, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+		return;
+	}
+	/* acq_rel: pairs with the driver's store of the ask (acquire: the
+	 * next section after the GP start) and, polled, with its acquire
+	 * load of the 0 (release: the previous section before the GP end);
+	 * the tree report below takes the leaf lock anyway. */
+	asked = __atomic_exchange_n(&r->need_qs, 0, __ATOMIC_ACQ_REL);
+	if (!asked)
 		return;
 	TRACE_RECORD("qs_report", t->slot);
-	if (t->slot >= 0 && rcu_nesting(r) == t->depth_bias)
+	if (asked == TRCU_QS_ASKED)
 		rcu_report_qs_slot(t->slot, true);
+	/* TRCU_QS_POLLED: the spinning driver reports it. */
 }
 
 void trcu_quiescent_state_slow(struct trcu_reader *r)

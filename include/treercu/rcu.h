@@ -110,6 +110,8 @@ extern "C" {
  *   bias of one so that rcu_read_lock()/unlock() only move the counter.
  * need_qs: set by a grace-period driver that is about to sleep on this
  *   holdout; the outermost unlock then reports the quiescent state itself.
+ *   1: through the combining tree; 2: a spinning driver watches for the
+ *   0 and reports for it (src/gp.c, "Polled reports").
  */
 struct trcu_reader {
 	unsigned long watching;
