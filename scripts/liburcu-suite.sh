@@ -6,8 +6,9 @@
 # installed into WORKDIR/prefix, `pkg-config treercu-urcu`; liburcu-cds and
 # the atomics stay liburcu's, as docs/from-liburcu.md says), and runs them:
 # the rcutorture matrix (every flavor, perf/rperf/uperf/stress, the three
-# call_rcu modes), test_urcu_fork, the multi-flavor unit tests and the
-# benchmarks in a short matrix.  Exit 1 when one fails.
+# call_rcu modes), test_urcu_fork, the multi-flavor unit tests, the
+# benchmarks in a short matrix, and liburcu's doc/examples (built with
+# -Wall -Werror).  Exit 1 when one fails.
 #
 # --compare also builds the benchmarks against liburcu and prints, per
 # configuration, the median reads and writes of both over REPEATS
@@ -148,6 +149,18 @@ build T multiflavor "$U"/test_urcu_multiflavor.c "$U"/test_urcu_multiflavor-{mem
 build T multiflavor_dynlink -DDYNAMIC_LINK_TEST "$U"/test_urcu_multiflavor.c \
 	"$U"/test_urcu_multiflavor-{memb,mb,signal,qsbr,bp}.c
 build T multiflavor_single "$U/test_urcu_multiflavor_single_unit.c"
+# liburcu's examples: every flavor's API, the lists and the data structures
+examples=()
+for f in "$src"/doc/examples/*/*.c; do
+	name=example_$(basename "$(dirname "$f")")_$(basename "$f" .c)
+	# shellcheck disable=SC2086
+	if gcc -Wall -Werror $t_cflags "$f" $t_libs -o "$bin/T_$name" 2>"$bin/T_$name.err"; then
+		examples+=("T_$name")
+	else
+		echo "BUILD FAILED T_$name: $(grep -m1 error "$bin/T_$name.err")"
+		build_failed=$((build_failed + 1))
+	fi
+done
 
 # ---- the runs ----
 failed=$build_failed runs=0
@@ -170,6 +183,8 @@ for f in MEMBARRIER SIGNAL MB BP QSBR; do
 done
 run T_urcu_fork
 for p in multiflavor multiflavor_dynlink multiflavor_single; do run "T_$p"; done
+# (libtreercu-urcu's own dependency, libtreercu, comes from the path)
+for e in "${examples[@]}"; do LD_LIBRARY_PATH=$work/treercu-prefix/lib run "$e"; done
 configs=("1 1 1" "1 1 1 -d 0 -b 32768" "2 0 1" "1 2 1" "2 2 1 -d 100")
 [ "$quick" = 1 ] && configs=("1 1 1" "2 2 1 -d 100")
 progs="urcu urcu_mb urcu_signal urcu_qsbr urcu_bp urcu_gc urcu_lgc urcu_qsbr_gc urcu_defer urcu_assign"

@@ -32,9 +32,8 @@
  * lock that this GP's init released orders the thread's next section after
  * the GP start (so after every update that preceded it), and releasing it
  * orders the previous section before the GP end (the QSBR ordering,
- * docs/design.md).  So it is asked without a membarrier, when the driver is
- * about to sleep (arm); while the driver spins it is not asked, so that its
- * quiescent states cost it nothing but the store a scan sees.
+ * docs/design.md).  So it is asked without a membarrier (arm); a QSBR
+ * GP's spinning driver asks for polled answers instead (src/qsbr_poll.c).
  * TRCU_RF_QSBR is the owner's flag, read as a hint: asking a thread that
  * just went offline costs it one report, and one that just came online is
  * asked at the next sleep.  Returns whether r is such a holdout.
@@ -47,7 +46,7 @@ static bool rcu_qsbr_holdout(struct rcu_thread *r, bool arm)
 	/* Under the leaf lock, after this GP's init: the report's lock
 	 * acquisition pairs with it (above). */
 	if (arm)
-		rcu_qsbr_ask(r->rdr, false);
+		rcu_qs_ask(r->rdr, false);
 	return true;
 }
 
@@ -239,6 +238,7 @@ static void rcu_gp_early_report(void)
  */
 static bool gp_qsbr;
 static int qsbr_asked;   /* holdouts the last walk asked (or left asked) */
+static int qsbr_nospin;  /* GPs left with the spin turned off (below) */
 
 struct qsbr_gp_arg {
 	bool act;       /* ask the online ones and report the quiescent ones */
@@ -279,8 +279,8 @@ static bool rcu_qsbr_gp_leaf(struct rcu_node *leaf, void *arg)
 		 * acquisition pairs with it (rcu_qsbr_holdout()).  A thread in
 		 * a fenced section while offline reports at its fenced exit:
 		 * store buffering with the fence at the next walk's start. */
-		if (qa->act)
-			rcu_qsbr_ask(rdr, qa->poll && rcu_qsbr_poll_add(leaf, 1UL << i));
+		if (qa->act && rcu_qs_ask(rdr, qa->poll && rcu_qsbr_poll_room()) == TRCU_QS_POLLED)
+			rcu_qsbr_poll_add(leaf, 1UL << i);
 		qa->asked++;
 	}
 	rcu_stat_add_locked(&rcu_state.n_slot_checks, looked);
@@ -418,8 +418,10 @@ static void rcu_gp_init(void)
 	/* Only QSBR holdouts left: ask them now, no membarrier.  The first
 	 * walk only looks, so that a mixed domain's QSBR threads are not
 	 * asked (their reports would meet the scans at the leaf lock); the
-	 * early report may have seen a holdout that is not a QSBR thread. */
-	gp_qsbr = !mixed && rcu_qsbr_gp_walk(false, false) && rcu_qsbr_gp_walk(true, false);
+	 * early report may have seen a holdout that is not a QSBR thread.
+	 * Polled asks when the FQS loop will spin at once. */
+	gp_qsbr = !mixed && rcu_qsbr_gp_walk(false, false) &&
+		  rcu_qsbr_gp_walk(true, !qsbr_nospin && TUN(jiffies_till_first_fqs) <= 0);
 	if (gp_qsbr) {
 		TRACE_RECORD("init_qsbr", 0);
 		return;
@@ -490,12 +492,12 @@ static bool rcu_fqs_leaf(struct rcu_node *leaf, void *arg)
 		if (r && !rcu_qsbr_holdout(r, fa->arm || fa->arm_qsbr)) {
 			fa->waiting++;
 			if (fa->arm && r != rcu_state.driver &&
-			    !__atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED)) {
+			    __atomic_load_n(&r->rdr->need_qs, __ATOMIC_RELAXED) != TRCU_QS_ASKED) {
 				/* Ordered before the reader's ->watching reread
 				 * by the sys_gp_mb() the caller runs next; pairs
 				 * with the barrier before the ->need_qs load in
 				 * trcu_read_unlock(). */
-				__atomic_store_n(&r->rdr->need_qs, TRCU_QS_ASKED, __ATOMIC_RELAXED);
+				rcu_qs_ask(r->rdr, false);
 				fa->armed++;
 			}
 		}
@@ -719,7 +721,9 @@ static bool rcu_gp_fqs_loop(bool resumed)
 
 		if (rcu_root_qs_done())
 			return true;
-		if (gp_qsbr && !rcu_qsbr_gp_walk(true, !nospin)) {
+		/* Polled asks only for a spin still to come. */
+		if (gp_qsbr && !rcu_qsbr_gp_walk(true, !nospin && (!spin_until ||
+							       rcu_gp_now_ns() < spin_until))) {
 			/* A holdout that is no longer a QSBR thread (a worker
 			 * of task readers now): the GP-start membarrier after
 			 * all, then scans. */

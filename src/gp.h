@@ -69,9 +69,11 @@ bool rcu_start_this_gp(unsigned long s, struct rcu_thread *r);
  * polled answers; the spin reports them; the FQS loop's end makes any ask
  * left a plain one. */
 void rcu_qsbr_poll_reset(void);
-bool rcu_qsbr_poll_add(struct rcu_node *leaf, unsigned long bit);
-void rcu_qsbr_ask(struct trcu_reader *rdr, bool polled);
+bool rcu_qsbr_poll_room(void);
+void rcu_qsbr_poll_add(struct rcu_node *leaf, unsigned long bit);
+unsigned int rcu_qs_ask(struct trcu_reader *rdr, bool polled);
 void rcu_qsbr_poll_end(void);
+void rcu_qsbr_poll_fork_child(void);
 bool rcu_qsbr_spin(long spin_until_ns, bool (*interrupted)(void));
 
 /* ---- src/gp.c ---- */

@@ -76,6 +76,7 @@ void rcu_fork_child(void)
 	pthread_mutex_init(&rcu_state.ofl_lock, NULL);
 	pthread_mutex_init(&rcu_state.gp_mutex, NULL);
 	rcu_stall_fork_child();
+	rcu_qsbr_poll_fork_child();
 	if (!t)
 		return;   /* the RCU core was never initialised */
 	for (int n = 0; n < t->nr_nodes; n++)

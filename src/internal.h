@@ -410,8 +410,8 @@ static inline struct rcu_thread *rcu_slot_get(int slot)
 }
 
 /* struct trcu_reader's ->need_qs: asked to report through the tree, or
- * polled by a spinning driver that reports for it (src/gp.c, "Polled
- * reports"). */
+ * polled by a spinning driver that reports for it (src/qsbr_poll.c,
+ * "Polled reports"). */
 #define TRCU_QS_ASKED  1U
 #define TRCU_QS_POLLED 2U
 

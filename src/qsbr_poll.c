@@ -30,9 +30,11 @@ static int qsbr_npoll;
  * release, its previous section before the 0 that the driver loads with
  * acquire (so before the GP end).  Every change of a nonzero ask is an
  * atomic read-modify-write, so the driver and the reader never both leave
- * it: ASKED -> POLLED by the asking walk (failing on 0: the reader took
- * the plain ask and reports through the tree), POLLED -> ASKED when the
- * spin ends (failing on 0: it answered, and the driver reports).  Asks
+ * it: ASKED -> POLLED by the asking walk (rcu_qs_ask(); failing on 0: the
+ * reader took the plain ask and reports through the tree), POLLED ->
+ * ASKED when the spin ends (failing on 0: it answered, and the driver
+ * reports).  The reader clears a POLLED only at a quiescent state
+ * (trcu_report_qs_slow()), so a 0 the spin reads is an answer.  Asks
  * are POLLED only from an asking walk whose driver will spin to the end of
  * that spin or of the FQS loop (src/gp.c), so a sleeping driver, and one
  * that takes the GP over, find plain asks only.  A report made twice (the
@@ -107,34 +109,56 @@ void rcu_qsbr_poll_reset(void)
 	rcu_qsbr_poll_end();
 }
 
-/* The walk (leaf locked) asks this holdout for a polled answer: false when
- * the list is full (the walk then asks plainly). */
-bool rcu_qsbr_poll_add(struct rcu_node *leaf, unsigned long bit)
+/* Room for one more polled holdout (else the walk asks plainly). */
+bool rcu_qsbr_poll_room(void)
 {
-	if (qsbr_npoll == RCU_QSBR_POLL_MAX)
-		return false;
+	return qsbr_npoll < RCU_QSBR_POLL_MAX;
+}
+
+/* The walk (leaf locked) left this holdout a polled ask. */
+void rcu_qsbr_poll_add(struct rcu_node *leaf, unsigned long bit)
+{
 	qsbr_poll[qsbr_npoll++] = (struct qsbr_poll_ent){ leaf, bit };
-	return true;
+}
+
+/* A fork child: the parent's spin is not the child's. */
+void rcu_qsbr_poll_fork_child(void)
+{
+	qsbr_npoll = 0;
 }
 
 /*
- * Ask a QSBR holdout to report (its leaf locked): plainly, or for a polled
- * answer.  Relaxed: a plain ask is liveness only (the report's leaf lock
- * orders the thread); a polled one is stored by an asking walk after its
- * fence, which orders the GP start before it, and the reader's exchange
- * is acquire.  No membarrier: the store reaches the thread's next
- * quiescent states.
+ * Ask a holdout to report (its leaf locked): plainly, or for a polled
+ * answer.  Returns the ask it leaves.  Only an ask the thread has not
+ * answered becomes polled: a 0 may be an answer on its way through the
+ * tree (the thread waits for this leaf's lock), so it gets a plain ask
+ * (a second report finds the bit clear).  A polled ask is written by a
+ * read-modify-write after the asking walk's fence, so the reader's acquire
+ * exchange reads a value that follows this GP's start, even where a POLLED
+ * was left from an earlier GP (its thread went offline through a busy
+ * path); a plain ask turns such a POLLED back.  Relaxed otherwise: a plain
+ * ask is liveness only (the report's leaf lock orders the thread).  No
+ * membarrier: the store reaches the thread's next quiescent states.
  */
-void rcu_qsbr_ask(struct trcu_reader *rdr, bool polled)
+unsigned int rcu_qs_ask(struct trcu_reader *rdr, bool polled)
 {
 	unsigned int v = __atomic_load_n(&rdr->need_qs, __ATOMIC_RELAXED);
 
-	if (!v)   /* the reader never moves a 0 */
-		__atomic_store_n(&rdr->need_qs, polled ? TRCU_QS_POLLED : TRCU_QS_ASKED,
-				 __ATOMIC_RELAXED);
-	else if (polled && v == TRCU_QS_ASKED)   /* failing: it answered */
-		__atomic_compare_exchange_n(&rdr->need_qs, &v, TRCU_QS_POLLED, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	for (;;) {
+		unsigned int want = polled ? TRCU_QS_POLLED : TRCU_QS_ASKED;
+
+		if (!v) {   /* the reader never moves a 0 */
+			__atomic_store_n(&rdr->need_qs, TRCU_QS_ASKED, __ATOMIC_RELAXED);
+			return TRCU_QS_ASKED;
+		}
+		if (v == TRCU_QS_ASKED && !polled)
+			return v;
+		/* Failing on 0: it answered meanwhile; ask again, plainly. */
+		if (__atomic_compare_exchange_n(&rdr->need_qs, &v, want, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return want;
+		polled = false;
+	}
 }
 
 /* Poll the root and the asked holdouts' answers until spin_until.  True

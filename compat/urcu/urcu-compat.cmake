@@ -124,21 +124,36 @@ else()
   message(STATUS "liburcu-cds or pkg-config not found: the liburcu API tests are not built")
 endif()
 
+# A test written against liburcu's API, built against liburcu (the
+# pkg-config target of FLAVOR) as NAME_on_liburcu, when liburcu is installed
+# and the build has no sanitizer (liburcu is not built with them).
+function(trcu_urcu_test_on_liburcu name src FLAVOR)
+  if(TRCU_LIBURCU_${FLAVOR}_FOUND AND TREERCU_SANITIZE STREQUAL "")
+    set(t treercu_${name}_on_liburcu)
+    add_executable(${t} ${src})
+    target_link_libraries(${t} PRIVATE PkgConfig::TRCU_LIBURCU_${FLAVOR})
+    add_test(NAME ${name}_on_liburcu COMMAND ${t})
+    set_tests_properties(${name}_on_liburcu PROPERTIES TIMEOUT 300)
+  endif()
+endfunction()
+
 # An online QSBR thread's call_rcu() is no quiescent state, however many
 # callbacks it queues (tests/api/urcu_qsbr_call_rcu_flood.c, liburcu's API
 # only): against treercu's headers and, when liburcu is installed, against
 # liburcu.
 trcu_urcu_test(test_urcu_qsbr_call_rcu_flood
                ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c)
+trcu_urcu_test_on_liburcu(test_urcu_qsbr_call_rcu_flood
+                          ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c QSBR)
+# defer_rcu(): every call runs once, a lone one by itself, none before the
+# readers that began before it (tests/api/urcu_defer_runs_every_call.c,
+# liburcu's API only), both ways.
+trcu_urcu_test(test_urcu_defer_runs_every_call
+               ${PROJECT_SOURCE_DIR}/tests/api/urcu_defer_runs_every_call.c)
+trcu_urcu_test_on_liburcu(test_urcu_defer_runs_every_call
+                          ${PROJECT_SOURCE_DIR}/tests/api/urcu_defer_runs_every_call.c MEMB)
 # free_all_cpu_call_rcu_data() out of memory does its job one CPU at a
 # time (tests/api/urcu_free_all_cpu_enomem.c wraps calloc()).
 trcu_urcu_test(test_urcu_free_all_cpu_enomem
                ${PROJECT_SOURCE_DIR}/tests/api/urcu_free_all_cpu_enomem.c)
 target_link_options(treercu_test_urcu_free_all_cpu_enomem PRIVATE -Wl,--wrap=calloc)
-if(TRCU_LIBURCU_QSBR_FOUND AND TREERCU_SANITIZE STREQUAL "")
-  set(t treercu_test_urcu_qsbr_call_rcu_flood_on_liburcu)
-  add_executable(${t} ${PROJECT_SOURCE_DIR}/tests/api/urcu_qsbr_call_rcu_flood.c)
-  target_link_libraries(${t} PRIVATE PkgConfig::TRCU_LIBURCU_QSBR)
-  add_test(NAME test_urcu_qsbr_call_rcu_flood_on_liburcu COMMAND ${t})
-  set_tests_properties(test_urcu_qsbr_call_rcu_flood_on_liburcu PROPERTIES TIMEOUT 300)
-endif()

@@ -111,7 +111,7 @@ extern "C" {
  * need_qs: set by a grace-period driver that is about to sleep on this
  *   holdout; the outermost unlock then reports the quiescent state itself.
  *   1: through the combining tree; 2: a spinning driver watches for the
- *   0 and reports for it (src/gp.c, "Polled reports").
+ *   0 and reports for it (src/qsbr_poll.c, "Polled reports").
  */
 struct trcu_reader {
 	unsigned long watching;
@@ -434,8 +434,9 @@ static inline void trcu_quiescent_state(void)
 	__atomic_store_n(&r->watching, w + 2, __ATOMIC_RELAXED);
 	/* Pairs with the driver's ->need_qs store + membarrier() (for an
 	 * online QSBR holdout, the store alone: the report's leaf lock
-	 * orders it, src/gp.c, rcu_qsbr_holdout()), and with sys_gp_mb() at
-	 * GP start for the next section. */
+	 * orders it, src/gp.c, rcu_qsbr_holdout(), or a polled answer's
+	 * exchange, src/qsbr_poll.c), and with sys_gp_mb() at GP start for
+	 * the next section. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (TRCU_UNLIKELY(__atomic_load_n(&r->need_qs, __ATOMIC_RELAXED)))
 		trcu_report_qs_slow(r);

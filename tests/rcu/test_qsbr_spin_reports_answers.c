@@ -17,7 +17,8 @@
 #include "internal.h"
 #include "check.h"
 
-#define NR_GPS 400
+#define NR_GPS 200
+#define NR_ROUNDS 20
 #define POISON 0xdeadL
 
 struct obj {
@@ -25,7 +26,7 @@ struct obj {
 };
 
 static struct obj *cur;
-static _Atomic int stop;
+static _Atomic int stop, reader_online;
 static _Atomic long bad_reads;
 
 /* Online the whole time but for its quiescent states: a holdout at every
@@ -34,6 +35,7 @@ static void *busy_reader(void *arg)
 {
 	(void)arg;
 	trcu_thread_qsbr();
+	atomic_store(&reader_online, 1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		for (int i = 0; i < 16; i++) {
 			struct obj *p = rcu_dereference(cur);
@@ -89,24 +91,39 @@ int main(void)
 {
 	pthread_t r, c[8];
 	unsigned long polled;
+	struct trcu_stats st;
+	int round;
 
 	alarm(120);
 	signal(SIGALRM, check_hang_handler);
+	/* A spin that outlasts a time slice: on a busy machine the reader
+	 * still answers within it (a spin that runs out turns spinning off). */
+	setenv("TREERCU_FQS_SPIN_US", "200000", 1);
 
 	check_phase = "grace periods behind one busy QSBR reader";
 	pthread_create(&r, NULL, busy_reader, NULL);
-	usleep(10 * 1000);
+	while (!atomic_load(&reader_online))
+		usleep(1000);
+	/* Rounds until the driver has reported an answer: on a busy machine
+	 * a spin that runs out turns spinning off for a while. */
 	polled = atomic_load(&rcu_state.n_qs_polled);
-	for (long i = 0; i < NR_GPS; i++)
-		replace_and_retire(i);
+	for (round = 0; round < NR_ROUNDS; round++) {
+		for (long i = 0; i < NR_GPS; i++)
+			replace_and_retire(i);
+		if (atomic_load(&rcu_state.n_qs_polled) != polled)
+			break;
+	}
 	polled = atomic_load(&rcu_state.n_qs_polled) - polled;
-	printf("%d grace periods, %lu answers reported by the spinning driver\n", NR_GPS, polled);
+	trcu_get_stats(&st);
+	printf("%d grace periods, %lu answers reported by the spinning driver "
+	       "(%lu membarriers, %lu FQS scans)\n", (round + (round < NR_ROUNDS)) * NR_GPS,
+	       polled, st.membarriers, st.fqs_scans);
 	/* The driver spins only while it and the holdouts fit on the CPUs. */
 	if (tun_usable_cpus() >= 2)
 		CHECK(polled > 0);
 
 	check_phase = "grace periods while QSBR readers come and go";
-	for (int round = 0; round < 20; round++) {
+	for (round = 0; round < 20; round++) {
 		for (long k = 0; k < 8; k++)
 			pthread_create(&c[k], NULL, churn_reader, (void *)k);
 		for (int i = 0; i < 10; i++)

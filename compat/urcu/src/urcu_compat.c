@@ -9,6 +9,9 @@
 #include <urcu/flavor.h>
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,37 +295,126 @@ void trcu_urcu_barrier(void)
 
 /* ---- defer_rcu() ---- */
 
-struct defer_node {
-	struct trcu_head head;
+/*
+ * defer_rcu(fct, p) batches the thread's calls in a page-sized block, as
+ * liburcu's per-thread defer queue does, and each block is one call_rcu()
+ * callback that runs its calls in order.  liburcu's defer thread flushes a
+ * partial queue by itself; here a block's first call also queues a kick, a
+ * callback that seals the block (a grace period later) and queues it.  A
+ * full block is sealed and queued by its owner.  The block's state word is
+ * the calls written and a sealed bit: the owner adds a call with a CAS
+ * (release: the call before the count), the kick seals with a fetch-or
+ * (acquire: it reads every call counted); a call whose CAS meets the
+ * sealed bit goes to a new block.  Two callbacks hold the block (the kick
+ * and the block's own); the last to run frees it.
+ */
+#define DEFER_BLOCK_BYTES 4096
+#define DEFER_SEALED (~(~0UL >> 1))   /* the top bit */
+
+struct defer_call {
 	void (*fct)(void *p);
 	void *p;
 };
 
-static void defer_invoke(struct trcu_head *head)
-{
-	struct defer_node *d = (struct defer_node *)head;
+struct defer_block {
+	struct trcu_head head;   /* the block's callback: runs the calls */
+	struct trcu_head kick;   /* seals and queues a partial block */
+	_Atomic unsigned long state;   /* calls written | DEFER_SEALED */
+	_Atomic int refs;              /* callbacks not yet run: 2, then 1 */
+	struct defer_call calls[];
+};
 
-	d->fct(d->p);
-	free(d);
+#define DEFER_NR_CALLS \
+	((DEFER_BLOCK_BYTES - sizeof(struct defer_block)) / sizeof(struct defer_call))
+
+static __thread struct defer_block *defer_cur;
+
+static void defer_block_put(struct defer_block *b)
+{
+	/* acq_rel: the other callback's accesses before the free. */
+	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+		free(b);
+}
+
+static void defer_block_run(struct trcu_head *head)
+{
+	struct defer_block *b = (struct defer_block *)head;
+	unsigned long n = atomic_load_explicit(&b->state, memory_order_relaxed) & ~DEFER_SEALED;
+
+	/* The sealer read the calls with acquire and queued the block after;
+	 * call_rcu() orders them before this callback. */
+	for (unsigned long i = 0; i < n; i++)
+		b->calls[i].fct(b->calls[i].p);
+	defer_block_put(b);
+}
+
+static void defer_block_kick(struct trcu_head *kick)
+{
+	struct defer_block *b = (struct defer_block *)((char *)kick -
+						       offsetof(struct defer_block, kick));
+	/* Acquire: pairs with the owner's CAS, so every counted call is read. */
+	unsigned long old = atomic_fetch_or_explicit(&b->state, DEFER_SEALED,
+						     memory_order_acquire);
+
+	if (!(old & DEFER_SEALED))   /* still partial: this callback queues it */
+		trcu_call_rcu(&b->head, defer_block_run);
+	defer_block_put(b);
+}
+
+static struct defer_block *defer_block_new(void)
+{
+	struct defer_block *b = malloc(DEFER_BLOCK_BYTES);
+
+	if (!b)
+		return NULL;
+	atomic_init(&b->state, 0);
+	atomic_init(&b->refs, 2);
+	trcu_call_rcu(&b->kick, defer_block_kick);
+	return b;
+}
+
+/* Add fct(p) to b: false when the kick sealed it first. */
+static bool defer_block_add(struct defer_block *b, void (*fct)(void *p), void *p)
+{
+	unsigned long n = atomic_load_explicit(&b->state, memory_order_relaxed);
+
+	if (n & DEFER_SEALED)
+		return false;
+	b->calls[n].fct = fct;
+	b->calls[n].p = p;
+	/* Release: the call before its count (pairs with the kick's acquire);
+	 * failing, the kick sealed the block without it. */
+	if (!atomic_compare_exchange_strong_explicit(&b->state, &n, n + 1, memory_order_release,
+						     memory_order_relaxed))
+		return false;
+	if (n + 1 == DEFER_NR_CALLS) {
+		/* Full: sealed here, unless the kick sealed it meanwhile
+		 * (it then queues it). */
+		if (!(atomic_fetch_or_explicit(&b->state, DEFER_SEALED, memory_order_relaxed) &
+		      DEFER_SEALED))
+			trcu_call_rcu(&b->head, defer_block_run);
+		defer_cur = NULL;
+	}
+	return true;
 }
 
 /*
  * fct(p) after a grace period, on an offload thread (liburcu runs it on its
- * defer thread).  Without memory for the node, wait for a grace period and
+ * defer thread).  Without memory for a block, wait for a grace period and
  * run it here, as liburcu does when its queue is full.
  */
 void trcu_urcu_defer_rcu(void (*fct)(void *p), void *p)
 {
-	struct defer_node *d = malloc(sizeof(*d));
-
-	if (!d) {
-		trcu_synchronize_rcu();
-		fct(p);
-		return;
+	for (;;) {
+		if (!defer_cur && !(defer_cur = defer_block_new())) {
+			trcu_synchronize_rcu();
+			fct(p);
+			return;
+		}
+		if (defer_block_add(defer_cur, fct, p))
+			return;
+		defer_cur = NULL;   /* sealed by its kick: a new block */
 	}
-	d->fct = fct;
-	d->p = p;
-	trcu_call_rcu(&d->head, defer_invoke);
 }
 
 /* defer_rcu() needs no per-thread queue: registration succeeds. */
@@ -335,8 +427,12 @@ void trcu_urcu_defer_unregister_thread(void)
 {
 }
 
+/* Every defer_rcu() call before it has run: the first barrier runs the
+ * kicks of the partial blocks (queued when their first call was added),
+ * which queue those blocks; the second waits for them. */
 void trcu_urcu_defer_barrier(void)
 {
+	trcu_rcu_barrier();
 	trcu_rcu_barrier();
 }
 
