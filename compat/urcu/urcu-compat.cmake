@@ -150,6 +150,9 @@ trcu_urcu_test_on_liburcu(test_urcu_qsbr_call_rcu_flood
 # liburcu's API only), both ways.
 trcu_urcu_test(test_urcu_defer_runs_every_call
                ${PROJECT_SOURCE_DIR}/tests/api/urcu_defer_runs_every_call.c)
+if(TREERCU_SANITIZE STREQUAL "thread")   # no threads in a fork child under TSan
+  target_compile_definitions(treercu_test_urcu_defer_runs_every_call PRIVATE URCU_API_TEST_NO_FORK)
+endif()
 trcu_urcu_test_on_liburcu(test_urcu_defer_runs_every_call
                           ${PROJECT_SOURCE_DIR}/tests/api/urcu_defer_runs_every_call.c MEMB)
 # free_all_cpu_call_rcu_data() out of memory does its job one CPU at a

@@ -6,8 +6,10 @@
  * (liburcu requires it before a thread exits); rcu_defer_barrier() returns
  * once every call made before it has run.  A lone call from a thread that then sleeps runs by itself
  * within seconds (liburcu's defer thread flushes a partial queue; treercu's
- * batch is sealed by a callback).  A call deferred while a reader holds a
- * section does not run until that reader leaves.  Written against
+ * batch is sealed by a callback), and so does the thread's next call once
+ * the first has run.  A call deferred while a reader holds a section does
+ * not run until that reader leaves.  A fork child's calls run in the child
+ * (its parent's pending batch is not the child's).  Written against
  * liburcu's API only (<urcu.h>, <urcu-defer.h>).
  */
 #include <urcu.h>
@@ -16,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +26,10 @@
 #define CALLS 10007
 
 static unsigned char ran[THREADS][CALLS];
-static long dup_runs, lone_ran, guarded_ran;
+static long dup_runs, lone_ran, lone_again_ran, guarded_ran;
+#ifndef URCU_API_TEST_NO_FORK
+static long child_ran;
+#endif
 static int reader_in, reader_release;
 
 static void fail(const char *what)
@@ -68,6 +74,10 @@ static void *lone(void *arg)
 	defer_rcu(set_flag, &lone_ran);
 	/* No barrier, no other call: the call must run by itself. */
 	while (!__atomic_load_n(&lone_ran, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	/* Its batch has run and gone: the next call starts another. */
+	defer_rcu(set_flag, &lone_again_ran);
+	while (!__atomic_load_n(&lone_again_ran, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	rcu_defer_unregister_thread();
 	rcu_unregister_thread();
@@ -118,6 +128,8 @@ int main(void)
 	pthread_create(&l, NULL, lone, NULL);
 	if (!wait_flag(&lone_ran, 10000))
 		fail("a lone deferred call did not run within 10 s");
+	if (!wait_flag(&lone_again_ran, 10000))
+		fail("a thread's next lone deferred call did not run within 10 s");
 	pthread_join(l, NULL);
 
 	pthread_create(&r, NULL, reader, NULL);
@@ -132,6 +144,24 @@ int main(void)
 	if (!__atomic_load_n(&guarded_ran, __ATOMIC_ACQUIRE))
 		fail("rcu_defer_barrier() returned before the call ran");
 
+#ifndef URCU_API_TEST_NO_FORK
+	/* A call pending in this thread's batch, then a fork: the child's own
+	 * call runs in the child by its rcu_defer_barrier(). */
+	defer_rcu(set_flag, &guarded_ran);
+	{
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			defer_rcu(set_flag, &child_ran);
+			rcu_defer_barrier();
+			_exit(__atomic_load_n(&child_ran, __ATOMIC_ACQUIRE) ? 0 : 3);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			fail("a fork child's deferred call had not run when its rcu_defer_barrier() returned");
+	}
+	rcu_defer_barrier();
+#endif
 	rcu_defer_unregister_thread();
 	rcu_unregister_thread();
 	printf("%d threads x %d deferred calls ran once each; a lone call ran by itself\n",

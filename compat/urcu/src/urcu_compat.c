@@ -9,6 +9,7 @@
 #include <urcu/flavor.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -305,8 +306,9 @@ void trcu_urcu_barrier(void)
  * the calls written and a sealed bit: the owner adds a call with a CAS
  * (release: the call before the count), the kick seals with a fetch-or
  * (acquire: it reads every call counted); a call whose CAS meets the
- * sealed bit goes to a new block.  Two callbacks hold the block (the kick
- * and the block's own); the last to run frees it.
+ * sealed bit goes to a new block.  Three references hold the block: the
+ * kick, the block's callback and the owner (until it leaves the block:
+ * sealed, full, its thread's exit or a fork child); the last frees it.
  */
 #define DEFER_BLOCK_BYTES 4096
 #define DEFER_SEALED (~(~0UL >> 1))   /* the top bit */
@@ -320,7 +322,7 @@ struct defer_block {
 	struct trcu_head head;   /* the block's callback: runs the calls */
 	struct trcu_head kick;   /* seals and queues a partial block */
 	_Atomic unsigned long state;   /* calls written | DEFER_SEALED */
-	_Atomic int refs;              /* callbacks not yet run: 2, then 1 */
+	_Atomic int refs;              /* kick, callback, owner */
 	struct defer_call calls[];
 };
 
@@ -328,12 +330,44 @@ struct defer_block {
 	((DEFER_BLOCK_BYTES - sizeof(struct defer_block)) / sizeof(struct defer_call))
 
 static __thread struct defer_block *defer_cur;
+static pthread_key_t defer_key;        /* its destructor leaves the block */
+static pthread_once_t defer_once = PTHREAD_ONCE_INIT;
+static bool defer_key_ok;
 
 static void defer_block_put(struct defer_block *b)
 {
-	/* acq_rel: the other callback's accesses before the free. */
+	/* acq_rel: the other holders' accesses before the free. */
 	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
 		free(b);
+}
+
+/* The owner leaves its block (its reference goes). */
+static void defer_leave(void)
+{
+	struct defer_block *b = defer_cur;
+
+	defer_cur = NULL;
+	if (b)
+		defer_block_put(b);
+}
+
+static void defer_thread_exit(void *arg)
+{
+	(void)arg;
+	defer_leave();
+}
+
+/* A fork child: the block's kick and callback were the parent's (the
+ * child's callbacks start empty), so the child leaves the block as is. */
+static void defer_fork_child(void)
+{
+	defer_cur = NULL;
+}
+
+static void defer_init(void)
+{
+	defer_key_ok = !pthread_key_create(&defer_key, defer_thread_exit) &&
+		       !pthread_atfork(NULL, NULL, defer_fork_child);
 }
 
 static void defer_block_run(struct trcu_head *head)
@@ -348,32 +382,43 @@ static void defer_block_run(struct trcu_head *head)
 	defer_block_put(b);
 }
 
+/* Seal b: the sealer that finds it open queues it. */
+static void defer_block_seal(struct defer_block *b)
+{
+	/* Acquire: pairs with the owner's CAS, so every counted call is read. */
+	if (!(atomic_fetch_or_explicit(&b->state, DEFER_SEALED, memory_order_acquire) &
+	      DEFER_SEALED))
+		trcu_call_rcu(&b->head, defer_block_run);
+}
+
 static void defer_block_kick(struct trcu_head *kick)
 {
 	struct defer_block *b = (struct defer_block *)((char *)kick -
 						       offsetof(struct defer_block, kick));
-	/* Acquire: pairs with the owner's CAS, so every counted call is read. */
-	unsigned long old = atomic_fetch_or_explicit(&b->state, DEFER_SEALED,
-						     memory_order_acquire);
 
-	if (!(old & DEFER_SEALED))   /* still partial: this callback queues it */
-		trcu_call_rcu(&b->head, defer_block_run);
+	defer_block_seal(b);
 	defer_block_put(b);
 }
 
+/* A new block for this thread (NULL without memory). */
 static struct defer_block *defer_block_new(void)
 {
-	struct defer_block *b = malloc(DEFER_BLOCK_BYTES);
+	struct defer_block *b;
 
-	if (!b)
+	pthread_once(&defer_once, defer_init);
+	if (!defer_key_ok || !(b = malloc(DEFER_BLOCK_BYTES)))
 		return NULL;
 	atomic_init(&b->state, 0);
-	atomic_init(&b->refs, 2);
+	atomic_init(&b->refs, 3);
+	/* Before the kick can run: after trcu_shutdown() it runs in place. */
+	defer_cur = b;
+	pthread_setspecific(defer_key, b);
 	trcu_call_rcu(&b->kick, defer_block_kick);
 	return b;
 }
 
-/* Add fct(p) to b: false when the kick sealed it first. */
+/* Add fct(p) to the thread's block b: false when it is sealed (the owner
+ * then leaves it).  The owner's reference keeps b alive meanwhile. */
 static bool defer_block_add(struct defer_block *b, void (*fct)(void *p), void *p)
 {
 	unsigned long n = atomic_load_explicit(&b->state, memory_order_relaxed);
@@ -382,39 +427,41 @@ static bool defer_block_add(struct defer_block *b, void (*fct)(void *p), void *p
 		return false;
 	b->calls[n].fct = fct;
 	b->calls[n].p = p;
-	/* Release: the call before its count (pairs with the kick's acquire);
-	 * failing, the kick sealed the block without it. */
+	/* Release: the call before its count (pairs with the sealer's
+	 * acquire); failing, the kick sealed the block without it. */
 	if (!atomic_compare_exchange_strong_explicit(&b->state, &n, n + 1, memory_order_release,
 						     memory_order_relaxed))
 		return false;
-	if (n + 1 == DEFER_NR_CALLS) {
-		/* Full: sealed here, unless the kick sealed it meanwhile
-		 * (it then queues it). */
-		if (!(atomic_fetch_or_explicit(&b->state, DEFER_SEALED, memory_order_relaxed) &
-		      DEFER_SEALED))
-			trcu_call_rcu(&b->head, defer_block_run);
-		defer_cur = NULL;
+	if (n + 1 == DEFER_NR_CALLS) {   /* full */
+		defer_block_seal(b);
+		defer_leave();
 	}
 	return true;
 }
 
 /*
  * fct(p) after a grace period, on an offload thread (liburcu runs it on its
- * defer thread).  Without memory for a block, wait for a grace period and
- * run it here, as liburcu does when its queue is full.
+ * defer thread).  Without memory for a block, or when a new block is sealed
+ * at once (after trcu_shutdown() callbacks run in place), wait for a grace
+ * period and run it here, as liburcu does when its queue is full.
  */
 void trcu_urcu_defer_rcu(void (*fct)(void *p), void *p)
 {
-	for (;;) {
-		if (!defer_cur && !(defer_cur = defer_block_new())) {
-			trcu_synchronize_rcu();
-			fct(p);
-			return;
-		}
+	if (defer_cur && defer_block_add(defer_cur, fct, p))
+		return;
+	/* Sealed by its kick: a new block, and another if its own kick ran
+	 * first (a preempted caller); a third sealed at once means callbacks
+	 * run in place. */
+	for (int tries = 0; tries < 2; tries++) {
+		defer_leave();
+		if (!defer_block_new())
+			break;
 		if (defer_block_add(defer_cur, fct, p))
 			return;
-		defer_cur = NULL;   /* sealed by its kick: a new block */
 	}
+	defer_leave();
+	trcu_synchronize_rcu();
+	fct(p);
 }
 
 /* defer_rcu() needs no per-thread queue: registration succeeds. */
@@ -423,8 +470,10 @@ int trcu_urcu_defer_register_thread(void)
 	return 0;
 }
 
+/* The thread leaves its block (its kick still seals and queues it). */
 void trcu_urcu_defer_unregister_thread(void)
 {
+	defer_leave();
 }
 
 /* Every defer_rcu() call before it has run: the first barrier runs the
