@@ -239,12 +239,10 @@ static void sc_timer_lifetime(void)
 	CHECK_EQ(threads_named("trcu_kvfree"), 0);
 	rcu_free(malloc(8));
 	/* The thread names itself: give it time to. */
-	for (int i = 0; i < 10000 && threads_named("trcu_kvfree") != 1; i++)
-		usleep(1000);
-	CHECK_EQ(threads_named("trcu_kvfree"), 1);
+	CHECK_EQ(threads_named_settle("trcu_kvfree", 1, 10000), 1);
 	rcu_free(malloc(8));   /* left filling: the shutdown frees it */
 	trcu_shutdown();
-	CHECK_EQ(threads_named("trcu_kvfree"), 0);
+	CHECK_EQ(threads_named_settle("trcu_kvfree", 0, 2000), 0);
 	CHECK_EQ(stats().frees_done, 2);
 	rcu_free(malloc(8));   /* after the shutdown: freed here after a GP */
 	CHECK_EQ(stats().frees_fallback, 1);

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -38,6 +39,19 @@ static inline int threads_named(const char *name)
 		n += !strcmp(comm, name);
 	}
 	closedir(d);
+	return n;
+}
+
+/* threads_named(name) once it is want, or after ms milliseconds: a joined
+ * thread leaves /proc/self/task a moment after its pthread_join() returns
+ * (the join wakes at the thread's exit of its memory, before the kernel
+ * releases the task). */
+static inline int threads_named_settle(const char *name, int want, int ms)
+{
+	int n;
+
+	while ((n = threads_named(name)) != want && ms-- > 0)
+		usleep(1000);
 	return n;
 }
 
