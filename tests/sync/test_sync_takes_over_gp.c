@@ -59,7 +59,11 @@ static void takeover_round(int path, bool by_offload)
 	else
 		(void)start_poll_synchronize_rcu();   /* the GP kthread drives */
 	wait_gp_started();
-	usleep(2000);   /* let the driver reach its FQS sleep */
+	/* Let the driver reach its FQS sleep (it parks the GP there): a
+	 * fixed pause was too short on a loaded machine under TSan. */
+	for (int i = 0; i < 2000 && !atomic_load(&rcu_state.gp_parked); i++)
+		usleep(1000);
+	usleep(2000);
 	for (int i = 0; i < 3; i++)
 		pthread_create(&c[i], NULL, sync_caller_fn, &returned);
 	usleep(20000);
