@@ -238,7 +238,7 @@ static void rcu_gp_early_report(void)
  */
 static bool gp_qsbr;
 static int qsbr_asked;   /* holdouts the last walk asked (or left asked) */
-static int qsbr_nospin;  /* GPs left with the spin turned off (below) */
+static int qsbr_nospin;  /* GPs left with the spin off (below); gp_mutex held */
 
 struct qsbr_gp_arg {
 	bool act;       /* ask the online ones and report the quiescent ones */
@@ -640,7 +640,6 @@ static bool rcu_gp_sleep(long ticks)
  * tried again.
  */
 #define RCU_QSBR_NOSPIN_GPS 16
-static int qsbr_nospin;   /* GP driver only (gp_mutex held) */
 
 /* A QSBR GP's sleep between walks: reports wake it; the bound only catches
  * a holdout that went offline unasked (rare: the next walk counts it) and

@@ -588,18 +588,18 @@ void trcu_report_qs_slow(struct trcu_reader *r)
 {
 	struct rcu_thread *t = &rcu_thread_tls;
 
+	unsigned int asked;
+
 	/* A signal handler's unlock on a thread inside the library's locked
 	 * code: reporting would take an rcu_node lock this thread may hold.
 	 * ->need_qs stays set; the driver's next scan sees the even value. */
-	unsigned int asked;
-
 	if (t->busy)
 		return;
 	if (t->slot < 0 || rcu_nesting(r) != t->depth_bias) {
 		/* Not a quiescent state: a plain ask is dropped (the driver's
 		 * next scan sees the even value or asks again); a polled one
 		 * stays for the next quiescent state, since a 0 is an answer
-		 * to a polling driver (src/gp.c, "Polled reports"). */
+		 * to a polling driver (src/qsbr_poll.c, "Polled reports"). */
 		asked = TRCU_QS_ASKED;
 		__atomic_compare_exchange_n(&r->need_qs, &asked, 0, false, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED);
