@@ -2,8 +2,8 @@
 /*
  * The grace-period core's internal interface, one section per file from the
  * bottom up: the rcu_node tree (src/rcu_node.c), a QSBR grace period's
- * spin (src/qsbr_poll.c), one grace period (src/gp.c), and who
- * drives it (src/gp_drive.c).  Each file calls only the
+ * spin (src/qsbr_poll.c), the early report (src/gp_early.c), one grace
+ * period (src/gp.c), and who drives it (src/gp_drive.c).  Each file calls only the
  * sections above its own in this header, never the ones below.
  */
 #ifndef TREERCU_GP_H
@@ -75,6 +75,12 @@ unsigned int rcu_qs_ask(struct trcu_reader *rdr, bool polled);
 void rcu_qsbr_poll_end(void);
 void rcu_qsbr_poll_fork_child(void);
 bool rcu_qsbr_spin(long spin_until_ns, bool (*interrupted)(void));
+
+/* ---- src/gp_early.c: seed 000's early report (driver only) ---- */
+bool rcu_early_qs(struct rcu_thread *r);        /* blocked, offline QSBR or driving */
+bool rcu_qsbr_thread(struct rcu_thread *r);     /* QSBR, not a task worker (a hint) */
+void rcu_gp_early_report(void);                 /* ofl_lock held (the init's) */
+bool rcu_early_stop_mixed(void);                /* the walk stopped at a non-QSBR thread */
 
 /* ---- src/gp.c ---- */
 /*

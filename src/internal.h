@@ -168,7 +168,7 @@ struct rcu_thread {
 	/* Owner-written, read by GP drivers: RCU_BLK_GP_WAIT while blocked
 	 * waiting for a GP, RCU_BLK_QSBR_OFL while an offline QSBR thread
 	 * (src/thread.c); either makes it quiescent with ->watching even
-	 * (rcu_early_qs(), src/gp.c). */
+	 * (rcu_early_qs(), src/gp_early.c). */
 	_Atomic int gp_blocked;
 	/* Owner only, read by its own signal handlers: library code that
 	 * holds the library's locks is in progress (rcu_busy_enter()), so a
@@ -363,6 +363,7 @@ struct rcu_state {
 	_Atomic unsigned long n_gp, n_gp_caller, n_gp_kthread, n_fqs, n_mb;
 	_Atomic unsigned long n_slot_checks;   /* slots GP-init and FQS walks looked at */
 	_Atomic unsigned long n_qs_polled;     /* QSBR answers a spin reported (src/qsbr_poll.c) */
+	_Atomic unsigned long n_gp_unhurried;  /* GPs whose holdouts got a tick, no spin (src/gp.c) */
 	_Atomic unsigned long n_takeover;
 	_Atomic unsigned long n_async_skip;  /* GP-end wakes left to timed rechecks */
 };

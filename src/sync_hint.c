@@ -101,6 +101,20 @@ bool rcu_cb_waiters(void)
 	return atomic_load_explicit(&rcu_state.nr_cb_waiters, memory_order_seq_cst) > 0;
 }
 
+/*
+ * Does any thread wait for a grace period now: a synchronize_rcu() caller
+ * (futex, list or wakeme path) or a thread waiting for callbacks?  An
+ * asynchronous GP driver that sees none lets its holdouts have a tick
+ * instead of spinning (rcu_gp_fqs_loop()).  A hint: a caller that comes
+ * later takes the GP over and spins itself; a waiter for callbacks that
+ * comes later waits at most the tick.
+ */
+bool rcu_gp_anyone_waits(void)
+{
+	return atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed) > 0 ||
+	       rcu_sr_waiters() || rcu_cb_waiters();
+}
+
 bool rcu_sync_caller_pending(struct rcu_sync_key *key)
 {
 	key->wake = atomic_load_explicit(&rcu_state.sync_wake_seq, memory_order_relaxed);

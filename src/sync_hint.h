@@ -16,6 +16,7 @@ void rcu_note_sync_resume(void);                 /* ... and runs again */
 void rcu_cb_waiter_enter(void);                  /* a thread waits for an offload thread */
 void rcu_cb_waiter_exit(void);
 bool rcu_cb_waiters(void);                       /* ... any such thread now */
+bool rcu_gp_anyone_waits(void);                  /* a caller or a callback waiter */
 /* The waiter list's callers not yet returned (a count, never the list). */
 void rcu_sr_waiting_add(void);
 void rcu_sr_waiting_sub(void);
