@@ -54,7 +54,7 @@ static const struct tunable tunables[] = {
 	{ T(exit_wait_ms),           0, 3600000,   1000,  1000,  false },
 	{ T(cb_pushback_ms),         0, 3600000,   0,     0,     false },
 	{ T(per_worker_blocked_lists), 0, 1,       1,     1,     false },
-	{ T(nocb_batch_us),          0, 10000000,  1000,  1000,  false },
+	{ T(nocb_batch_us),          0, 10000000,  4000,  1000,  false },
 	{ T(nocb_batch_min),         0, 100000000, 16,    16,    false },
 };
 #undef T
