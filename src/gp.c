@@ -543,11 +543,13 @@ static bool rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
 	return rcu_gp_sleep(TUN(jiffies_till_next_fqs));
 }
 
-/* An asynchronous driver, and nobody waits for its GP (src/sync_hint.c):
- * a caller that comes later takes the GP over and spins itself. */
+/* A spin to skip, an asynchronous driver, and nobody waits for its GP
+ * (src/sync_hint.c): a caller that comes later takes the GP over and spins
+ * itself.  Without a spin (the kernel profile) nothing changes. */
 static bool rcu_gp_unhurried(void)
 {
-	return atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed) &&
+	return TUN(fqs_spin_us) > 0 &&
+	       atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed) &&
 	       !rcu_state.expedited && !rcu_exp_pending() && !rcu_gp_takeover_wanted() &&
 	       !rcu_gp_anyone_waits();
 }
