@@ -136,6 +136,7 @@ static bool rcu_barrier_wait(long stuck_ns)
 	}
 	v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
 	rcu_cb_waiter_enter();
+	rcu_gp_hurry();
 	nocb_barrier_dec();
 	while (atomic_load_explicit(&nocb.barrier_cpu_count, memory_order_acquire) != 0) {
 		if (stuck_ns >= 0 && nocb_stuck(stuck_ns)) {

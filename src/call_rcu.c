@@ -70,6 +70,7 @@ static void nocb_pushback(struct rcu_data *rdp)
 	was = rcu_thread_registered(r) ? rcu_enter_gp_wait(r) : 0;
 	nocb_wake(rdp->grp);
 	rcu_cb_waiter_enter();
+	rcu_gp_hurry();
 	/* seq_cst, before the pending checks below: pairs with
 	 * nocb_do_batch()'s waiting check after it publishes n_invoked.  A
 	 * count: the shared rcu_data's callers may wait together. */
@@ -100,6 +101,21 @@ static void nocb_pushback(struct rcu_data *rdp)
 		rcu_exit_gp_wait(r, was);
 }
 
+/* The grace period for callbacks this thread runs itself: a user thread
+ * (not an offload thread) waits for it, and says so (rcu_gp_anyone_waits()). */
+static void nocb_wait_gp_here(void)
+{
+	bool user = !nocb_self;
+
+	if (user) {
+		rcu_cb_waiter_enter();
+		rcu_gp_hurry();
+	}
+	rcu_gp_wait_seq(rcu_gp_snap());
+	if (user)
+		rcu_cb_waiter_exit();
+}
+
 /* Take rdp's bypass list, wait for a grace period, run it (on the
  * caller: nocb_run_stranded()). */
 static void nocb_run_bypass(struct rcu_data *rdp)
@@ -119,7 +135,7 @@ static void nocb_run_bypass(struct rcu_data *rdp)
 		list->next = fifo;
 		fifo = list;
 	}
-	rcu_gp_wait_seq(rcu_gp_snap());
+	nocb_wait_gp_here();
 	/* As on an offload thread: an rcu_barrier() from one of these
 	 * callbacks would wait for the sweep that runs it (it dies instead,
 	 * naming the misuse). */
@@ -227,7 +243,7 @@ static void call_rcu_after_shutdown(struct trcu_head *head, void (*func)(struct 
 	 * made between the offload threads' stop and shutting_down (the
 	 * window is the offload threads' join).  tests/process/test_shutdown_sync_returns_while_offload_stops.c.
 	 */
-	rcu_gp_wait_seq(rcu_gp_snap());
+	nocb_wait_gp_here();
 	rcu_cb_invoke(head, func);
 	/* Callbacks this thread left queued inside a section while the
 	 * offload threads stopped (call_rcu_stranded()), and any left on

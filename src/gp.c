@@ -431,7 +431,9 @@ static bool rcu_gp_sleep_until(long target)
 		if (!park)
 			atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
 		if (now >= target || rcu_root_qs_done() || (!park && rcu_gp_takeover_wanted()) ||
-		    (rcu_exp_pending() && !exp))
+		    (rcu_exp_pending() && !exp) ||
+		    (atomic_load_explicit(&rcu_state.gp_unhurried, memory_order_relaxed) &&
+		     rcu_gp_anyone_waits()))
 			break;
 		TRACE_RECORD("drv_sleep", 0);
 		sys_futex_wait(word, v, target - now);
@@ -544,14 +546,30 @@ static bool rcu_gp_holdout_wait(long spin_until_ns, bool only_qsbr, bool nospin)
 }
 
 /* A spin to skip, an asynchronous driver, and nobody waits for its GP
- * (src/sync_hint.c): a caller that comes later takes the GP over and spins
- * itself.  Without a spin (the kernel profile) nothing changes. */
+ * (src/sync_hint.c): a thread that comes later kicks the driver out of its
+ * tick (rcu_gp_hurry()).  Without a spin (the kernel profile) nothing
+ * changes. */
 static bool rcu_gp_unhurried(void)
 {
 	return TUN(fqs_spin_us) > 0 &&
 	       atomic_load_explicit(&rcu_state.driver_yieldable, memory_order_relaxed) &&
 	       !rcu_state.expedited && !rcu_exp_pending() && !rcu_gp_takeover_wanted() &&
 	       !rcu_gp_anyone_waits();
+}
+
+/* Sleep out the unhurried tick; a thread that starts to wait ends it
+ * (rcu_gp_hurry()).  seq_cst store: pairs with the waiter's increment and
+ * load (store buffering, rcu_gp_hurry()); our check of the counts is in
+ * rcu_gp_sleep_until().  A driver that takes the GP over clears the flag. */
+static bool rcu_gp_unhurried_tick(void)
+{
+	bool ours;
+
+	atomic_store_explicit(&rcu_state.gp_unhurried, true, memory_order_seq_cst);
+	ours = rcu_gp_sleep(TUN(jiffies_till_next_fqs));
+	if (ours)
+		atomic_store_explicit(&rcu_state.gp_unhurried, false, memory_order_relaxed);
+	return ours;
 }
 
 /* Returns false when the GP, still in progress, is left to a caller that
@@ -599,8 +617,10 @@ static bool rcu_gp_fqs_loop(bool resumed)
 			 * The clock read starts the stall timer too. */
 			spin_until = rcu_gp_now_ns();
 			rcu_stat_add_locked(&rcu_state.n_gp_unhurried, 1);
-			if (!rcu_gp_sleep(TUN(jiffies_till_next_fqs)))
+			if (!rcu_gp_unhurried_tick())
 				return false;
+			if (rcu_gp_anyone_waits())
+				spin_until = 0;   /* one came: spin for it */
 			continue;
 		}
 		if (!spin_until)
@@ -680,6 +700,8 @@ bool rcu_gp_one_locked(struct rcu_thread *driver, enum rcu_driver_kind kind)
 	rcu_gp_wake_left_locked();       /* going on to another GP */
 	/* A driver parked in this GP finds it taken over (rcu_gp_unpark()). */
 	epoch = ++rcu_state.driver_epoch;
+	/* A parked driver's unhurried tick is not ours (rcu_gp_unhurried_tick()). */
+	atomic_store_explicit(&rcu_state.gp_unhurried, false, memory_order_relaxed);
 	if (atomic_load_explicit(&rcu_state.gp_parked, memory_order_relaxed)) {
 		atomic_store_explicit(&rcu_state.gp_parked, false, memory_order_relaxed);
 		atomic_fetch_add_explicit(&rcu_state.n_takeover, 1, memory_order_relaxed);

@@ -583,8 +583,10 @@ void rcu_wait_gp(unsigned long s, bool exp, enum rcu_driver_kind kind)
 	struct rcu_async_wait aw = { 0, 0 };
 	bool drive;
 
-	if (caller)
+	if (caller) {
 		rcu_sync_caller_enter();
+		rcu_gp_hurry();
+	}
 	if (rcu_start_this_gp(s, registered ? r : NULL) && exp)
 		rcu_gp_kick_driver();
 	for (;;) {

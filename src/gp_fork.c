@@ -85,6 +85,7 @@ void rcu_fork_child(void)
 	atomic_store_explicit(&rcu_state.driver_yieldable, false, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.takeover_req, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.gp_parked, false, memory_order_relaxed);   /* its driver is gone */
+	atomic_store_explicit(&rcu_state.gp_unhurried, false, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.driver_sleeping, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.kthread_sleeping, 0, memory_order_relaxed);
 	atomic_store_explicit(&rcu_state.nr_gp_waiters, 0, memory_order_relaxed);

@@ -336,6 +336,9 @@ struct rcu_state {
 	_Atomic int takeover_req;        /* callers asking for that */
 	/* The yieldable driver sleeps without gp_mutex (rcu_gp_park()). */
 	_Atomic bool gp_parked;
+	/* The driver sleeps out an unhurried tick (src/gp.c): a thread that
+	 * starts to wait for a GP kicks it (rcu_gp_hurry()). */
+	_Atomic bool gp_unhurried;
 	unsigned long driver_epoch;      /* drivers of a GP so far (gp_mutex) */
 	unsigned long gp_mb_epoch;       /* driver_epoch at this GP's start barrier */
 	_Atomic bool gp_dirty_flag;      /* a QS needs the GP-end membarrier */
@@ -571,8 +574,9 @@ void rcu_internal_qsbr_offline(struct rcu_thread *t);
 struct rcu_tree;
 void rcu_slots_fork_child(struct rcu_tree *t);
 
-/* rcu_node.c, used by thread.c */
+/* rcu_node.c, used by thread.c (the first) and the callback layer */
 void rcu_report_qs_slot(int slot, bool dirty);
+void rcu_gp_hurry(void);   /* after counting a wait (src/sync_hint.c) */
 long tun_usable_cpus(void);   /* CPUs this process may run on (tunable defaults) */
 
 /* gp_drive.c, used by the callback layer (nocb.c) */

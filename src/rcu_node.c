@@ -298,6 +298,19 @@ void rcu_gp_kick_driver(void)
 }
 
 /*
+ * A thread has counted itself as waiting for a grace period (src/sync_hint.c):
+ * a driver sleeping out an unhurried tick (src/gp.c) is kicked, to spin for
+ * it.  seq_cst: the count's seq_cst increment, then this load, pair with
+ * the driver's seq_cst store of the flag, then its seq_cst load of the
+ * counts (rcu_gp_anyone_waits()): either we kick it or it sees us.
+ */
+void rcu_gp_hurry(void)
+{
+	if (atomic_load_explicit(&rcu_state.gp_unhurried, memory_order_seq_cst))
+		rcu_gp_kick_driver();
+}
+
+/*
  * rcu_report_qs_rnp: clear mask in rnp (locked by the caller) and walk up
  * while a node empties, handing the lock from child to parent as the kernel
  * does.  Releases the lock.  When the root empties the grace period can end:

@@ -219,6 +219,7 @@ static void rcu_wait_gp_sr(void)
 
 	TRACE_RECORD("sr_enter", 0);
 	rcu_sync_caller_enter();
+	rcu_gp_hurry();
 	if (rcu_sr_drive_alone(registered ? r : NULL)) {
 		rcu_sync_caller_exit();
 		if (registered)
@@ -332,6 +333,7 @@ static bool rcu_wait_gp_wakeme(void)
 
 	atomic_init(&rs.done, 0);
 	rcu_cb_waiter_enter();
+	rcu_gp_hurry();
 	call_rcu_core(&rs.head, wakeme_after_rcu, false);
 	/* The callback's futex wake after its store only hashes the address:
 	 * returning (and reusing rs) as soon as done is set is safe. */

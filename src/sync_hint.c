@@ -61,10 +61,11 @@ void rcu_note_sync_resume(void)
  */
 /* A synchronize_rcu() caller (futex or list path; the wakeme path's caller
  * needs the offload thread to run its callback) starts or ends its wait.
- * Relaxed: a hint, as above. */
+ * A hint, as above; the increment is seq_cst for rcu_gp_hurry() (a locked
+ * add on x86 whatever the order). */
 void rcu_sync_caller_enter(void)
 {
-	atomic_fetch_add_explicit(&rcu_state.nr_sync_waiters, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rcu_state.nr_sync_waiters, 1, memory_order_seq_cst);
 }
 
 void rcu_sync_caller_exit(void)
@@ -105,13 +106,14 @@ bool rcu_cb_waiters(void)
  * Does any thread wait for a grace period now: a synchronize_rcu() caller
  * (futex, list or wakeme path) or a thread waiting for callbacks?  An
  * asynchronous GP driver that sees none lets its holdouts have a tick
- * instead of spinning (rcu_gp_fqs_loop()).  A hint: a caller that comes
- * later takes the GP over and spins itself; a waiter for callbacks that
- * comes later waits at most the tick.
+ * instead of spinning (rcu_gp_fqs_loop()).  One that comes during the
+ * tick kicks the driver (rcu_gp_hurry()), which then spins for it.
  */
 bool rcu_gp_anyone_waits(void)
 {
-	return atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_relaxed) > 0 ||
+	/* seq_cst: pairs with the waiter's increment and rcu_gp_hurry()
+	 * (the other two counts' loads are seq_cst already). */
+	return atomic_load_explicit(&rcu_state.nr_sync_waiters, memory_order_seq_cst) > 0 ||
 	       rcu_sr_waiters() || rcu_cb_waiters();
 }
 

@@ -42,7 +42,7 @@ static const struct tunable tunables[] = {
 	{ T(qhimark),                1, 100000000, 10000, 10000, false },
 	{ T(qlowmark),               0, 100000000, 100,   100,   false },
 	{ T(rcu_resched_us),         1, 1000000,   3000,  3000,  false },
-	{ T(cb_max_pending),         100, 1000000000, 65536, 65536, false },
+	{ T(cb_max_pending),         100, 1000000000, 32768, 65536, false },
 	{ T(nocb_threads),           0, 256,       0,     0,     false },
 	{ T(rcu_free_drain_ms),      1, 3600000,   5000,  5000,  false },
 	{ TN(normal_wake_from_gp, sync_path_names), RCU_SYNC_WAKEME, RCU_SYNC_FUTEX, -1, -1, false },
