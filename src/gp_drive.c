@@ -585,7 +585,10 @@ void rcu_wait_gp(unsigned long s, bool exp, enum rcu_driver_kind kind)
 
 	if (caller) {
 		rcu_sync_caller_enter();
-		rcu_gp_hurry();
+		/* A caller that may drive takes a parked GP over instead
+		 * (waking its driver only to see it taken costs a switch). */
+		if (!TUN(drive_from_caller))
+			rcu_gp_hurry();
 	}
 	if (rcu_start_this_gp(s, registered ? r : NULL) && exp)
 		rcu_gp_kick_driver();

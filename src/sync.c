@@ -219,7 +219,6 @@ static void rcu_wait_gp_sr(void)
 
 	TRACE_RECORD("sr_enter", 0);
 	rcu_sync_caller_enter();
-	rcu_gp_hurry();
 	if (rcu_sr_drive_alone(registered ? r : NULL)) {
 		rcu_sync_caller_exit();
 		if (registered)
@@ -244,6 +243,10 @@ static void rcu_wait_gp_sr(void)
 		 * is caught by the bounded wait below. */
 		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 			drive = takeover = true;
+		/* One that takes a parked GP over spins itself; the others
+		 * end an unhurried tick (after our count: rcu_sync_caller_enter()). */
+		if (!drive || !takeover)
+			rcu_gp_hurry();
 		if (drive && rcu_gp_acquire_driver(takeover)) {
 			rcu_sr_drive(&node, s, registered ? r : NULL, false);
 		} else if (drive && !rcu_sr_done(&node) && rcu_gp_queue_driver()) {
