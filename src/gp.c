@@ -432,7 +432,7 @@ static bool rcu_gp_sleep_until(long target)
 			atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
 		if (now >= target || rcu_root_qs_done() || (!park && rcu_gp_takeover_wanted()) ||
 		    (rcu_exp_pending() && !exp) ||
-		    (atomic_load_explicit(&rcu_state.gp_unhurried, memory_order_relaxed) &&
+		    (park && atomic_load_explicit(&rcu_state.gp_unhurried, memory_order_relaxed) &&
 		     rcu_gp_anyone_waits()))
 			break;
 		TRACE_RECORD("drv_sleep", 0);
@@ -578,7 +578,7 @@ static bool rcu_gp_fqs_loop(bool resumed)
 {
 	long first = TUN(jiffies_till_first_fqs);
 	long spin_until;
-	bool nospin = qsbr_nospin > 0;
+	bool nospin = qsbr_nospin > 0, ticked = false;
 
 	if (nospin)
 		qsbr_nospin--;
@@ -611,10 +611,12 @@ static bool rcu_gp_fqs_loop(bool resumed)
 			TRACE_RECORD("yield", 0);
 			return false;
 		}
-		if (!spin_until && !gp_qsbr && rcu_gp_unhurried()) {
+		if (!spin_until && !ticked && !gp_qsbr && rcu_gp_unhurried()) {
 			/* Nobody waits: no spin; the holdouts get a tick
-			 * before they are asked (the kernel's first FQS).
-			 * The clock read starts the stall timer too. */
+			 * before they are asked (the kernel's first FQS),
+			 * once per GP.  The clock read starts the stall
+			 * timer too. */
+			ticked = true;
 			spin_until = rcu_gp_now_ns();
 			rcu_stat_add_locked(&rcu_state.n_gp_unhurried, 1);
 			if (!rcu_gp_unhurried_tick())

@@ -583,13 +583,8 @@ void rcu_wait_gp(unsigned long s, bool exp, enum rcu_driver_kind kind)
 	struct rcu_async_wait aw = { 0, 0 };
 	bool drive;
 
-	if (caller) {
+	if (caller)
 		rcu_sync_caller_enter();
-		/* A caller that may drive takes a parked GP over instead
-		 * (waking its driver only to see it taken costs a switch). */
-		if (!TUN(drive_from_caller))
-			rcu_gp_hurry();
-	}
 	if (rcu_start_this_gp(s, registered ? r : NULL) && exp)
 		rcu_gp_kick_driver();
 	for (;;) {
@@ -624,6 +619,11 @@ void rcu_wait_gp(unsigned long s, bool exp, enum rcu_driver_kind kind)
 		}
 		if (!drive)
 			rcu_gp_kthread_wake();
+		/* Not driving: end an unhurried tick (after our count,
+		 * rcu_sync_caller_enter()); one that took a parked GP over
+		 * spins itself. */
+		if (caller)
+			rcu_gp_hurry();
 		/* Bounded, as on the list path: shutdown may stop the kthread
 		 * before our GP (drive_from_caller=0), and a caller that may
 		 * drive relies on its failed trylock being ordered before the

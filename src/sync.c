@@ -243,10 +243,6 @@ static void rcu_wait_gp_sr(void)
 		 * is caught by the bounded wait below. */
 		if (atomic_load_explicit(&rcu_state.shutting_down, memory_order_acquire))
 			drive = takeover = true;
-		/* One that takes a parked GP over spins itself; the others
-		 * end an unhurried tick (after our count: rcu_sync_caller_enter()). */
-		if (!drive || !takeover)
-			rcu_gp_hurry();
 		if (drive && rcu_gp_acquire_driver(takeover)) {
 			rcu_sr_drive(&node, s, registered ? r : NULL, false);
 		} else if (drive && !rcu_sr_done(&node) && rcu_gp_queue_driver()) {
@@ -255,8 +251,13 @@ static void rcu_wait_gp_sr(void)
 			 * Counted in nr_sr_spinning since the queueing: the
 			 * holder's hand-off left the GPs to us. */
 			rcu_sr_drive(&node, s, registered ? r : NULL, true);
-		} else if (!drive) {
-			rcu_gp_kthread_wake();
+		} else {
+			if (!drive)
+				rcu_gp_kthread_wake();
+			/* Not driving: end an unhurried tick (after our count,
+			 * rcu_sync_caller_enter()); one that took a parked GP
+			 * over spins itself. */
+			rcu_gp_hurry();
 		}
 		if (rcu_sr_spin(&node, s, drive, registered ? r : NULL)) {
 			rcu_sr_wait_timeout(&node, 0);   /* done: the waiter's exit steps */
