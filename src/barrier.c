@@ -135,8 +135,7 @@ static bool rcu_barrier_wait(long stuck_ns)
 		nocb_wake(&nocb.groups[i]);
 	}
 	v = atomic_load_explicit(&nocb.barrier_futex, memory_order_acquire);
-	rcu_cb_waiter_enter();
-	rcu_gp_hurry();
+	rcu_cb_waiter_enter_hurry();
 	nocb_barrier_dec();
 	while (atomic_load_explicit(&nocb.barrier_cpu_count, memory_order_acquire) != 0) {
 		if (stuck_ns >= 0 && nocb_stuck(stuck_ns)) {

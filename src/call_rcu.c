@@ -69,8 +69,7 @@ static void nocb_pushback(struct rcu_data *rdp)
 	atomic_fetch_add_explicit(&nocb.n_pushback, 1, memory_order_relaxed);
 	was = rcu_thread_registered(r) ? rcu_enter_gp_wait(r) : 0;
 	nocb_wake(rdp->grp);
-	rcu_cb_waiter_enter();
-	rcu_gp_hurry();
+	rcu_cb_waiter_enter_hurry();
 	/* seq_cst, before the pending checks below: pairs with
 	 * nocb_do_batch()'s waiting check after it publishes n_invoked.  A
 	 * count: the shared rcu_data's callers may wait together. */
@@ -107,10 +106,8 @@ static void nocb_wait_gp_here(void)
 {
 	bool user = !nocb_self;
 
-	if (user) {
-		rcu_cb_waiter_enter();
-		rcu_gp_hurry();
-	}
+	if (user)
+		rcu_cb_waiter_enter_hurry();
 	rcu_gp_wait_seq(rcu_gp_snap());
 	if (user)
 		rcu_cb_waiter_exit();

@@ -107,13 +107,18 @@ static bool rcu_early_report_leaf(struct rcu_node *leaf, void *arg)
  */
 static int early_stop_slot = -1;
 
+/* The thread in early_stop_slot, or NULL. */
+static struct rcu_thread *rcu_early_stop_thread(void)
+{
+	if (early_stop_slot < 0 || early_stop_slot >= rcu_slot_hwm())
+		return NULL;
+	return rcu_slot_get(early_stop_slot);
+}
+
 static bool rcu_early_stop_still(void)
 {
-	struct rcu_thread *r;
+	struct rcu_thread *r = rcu_early_stop_thread();
 
-	if (early_stop_slot < 0 || early_stop_slot >= rcu_slot_hwm())
-		return false;
-	r = rcu_slot_get(early_stop_slot);
 	return r && !rcu_early_qs(r);
 }
 
@@ -121,11 +126,8 @@ static bool rcu_early_stop_still(void)
  * that is not a QSBR thread?  Then this GP is no QSBR grace period. */
 bool rcu_early_stop_mixed(void)
 {
-	struct rcu_thread *r;
+	struct rcu_thread *r = rcu_early_stop_thread();
 
-	if (early_stop_slot < 0 || early_stop_slot >= rcu_slot_hwm())
-		return false;
-	r = rcu_slot_get(early_stop_slot);
 	return r && !rcu_qsbr_thread(r);
 }
 

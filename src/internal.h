@@ -577,6 +577,7 @@ void rcu_slots_fork_child(struct rcu_tree *t);
 /* rcu_node.c, used by thread.c (the first) and the callback layer */
 void rcu_report_qs_slot(int slot, bool dirty);
 void rcu_gp_hurry(void);   /* after counting a wait (src/sync_hint.c) */
+void rcu_cb_waiter_enter_hurry(void);   /* rcu_cb_waiter_enter(), then the above */
 long tun_usable_cpus(void);   /* CPUs this process may run on (tunable defaults) */
 
 /* gp_drive.c, used by the callback layer (nocb.c) */

@@ -310,6 +310,15 @@ void rcu_gp_hurry(void)
 		rcu_gp_kick_driver();
 }
 
+/* A thread starts to wait for callbacks to run (rcu_barrier(), a push-back,
+ * a wakeme-path caller, a user thread running its own): counted, then an
+ * unhurried tick ended, in that order (above). */
+void rcu_cb_waiter_enter_hurry(void)
+{
+	rcu_cb_waiter_enter();
+	rcu_gp_hurry();
+}
+
 /*
  * rcu_report_qs_rnp: clear mask in rnp (locked by the caller) and walk up
  * while a node empties, handing the lock from child to parent as the kernel

@@ -336,8 +336,7 @@ static bool rcu_wait_gp_wakeme(void)
 	was = registered ? rcu_enter_gp_wait(r) : 0;
 
 	atomic_init(&rs.done, 0);
-	rcu_cb_waiter_enter();
-	rcu_gp_hurry();
+	rcu_cb_waiter_enter_hurry();
 	call_rcu_core(&rs.head, wakeme_after_rcu, false);
 	/* The callback's futex wake after its store only hashes the address:
 	 * returning (and reusing rs) as soon as done is set is safe. */
