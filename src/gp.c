@@ -430,6 +430,9 @@ static bool rcu_gp_sleep_until(long target)
 		 * that takes over (the kick sees it through gp_parked). */
 		if (!park)
 			atomic_store_explicit(&rcu_state.driver_sleeping, 1, memory_order_seq_cst);
+		/* The unhurried tick ends when a thread waits: gp_unhurried is
+		 * our own store (or a taker's clear), relaxed; the counts'
+		 * seq_cst loads pair with rcu_gp_hurry(). */
 		if (now >= target || rcu_root_qs_done() || (!park && rcu_gp_takeover_wanted()) ||
 		    (rcu_exp_pending() && !exp) ||
 		    (park && atomic_load_explicit(&rcu_state.gp_unhurried, memory_order_relaxed) &&
