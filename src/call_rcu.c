@@ -432,6 +432,8 @@ void call_rcu_core(struct trcu_head *head, void (*func)(struct trcu_head *), boo
 		return;
 	}
 	debug_rcu_head_queue(head, func);
+	/* ThreadSanitizer: the caller's writes before the callback (src/tsan.h). */
+	rcu_tsan_release(head);
 	if (TRCU_UNLIKELY(atomic_load_explicit(&nocb.stopping, memory_order_acquire))) {
 		call_rcu_after_shutdown(head, func);
 		return;

@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "kvfree.h"
 #include "nocb.h"
+#include "tsan.h"
 
 #define KVFREE_BLOCK_BYTES 4096
 #define KVFREE_NR_PTRS \
@@ -80,15 +81,26 @@ static __thread volatile int kvfree_busy;
 
 /* ---- The grace-period side: one callback per block ------------------------------ */
 
+/* Free a block's pointers and the block, a grace period after the last
+ * one went in.  ThreadSanitizer: each after its rcu_free() caller's
+ * writes (src/tsan.h; the grace period's edge is the callback's, or the
+ * synchronize_rcu() of the fall-back). */
+static void kvfree_free_ptrs(struct kvfree_block *b)
+{
+	for (long i = 0; i < b->n; i++) {
+		rcu_tsan_acquire(b->ptrs[i]);
+		free(b->ptrs[i]);
+	}
+	free(b);
+}
+
 static void kvfree_rcu_work(struct trcu_head *rh)
 {
 	struct kvfree_block *b = (struct kvfree_block *)((char *)rh -
 							 offsetof(struct kvfree_block, rh));
 	long n = b->n;
 
-	for (long i = 0; i < n; i++)
-		free(b->ptrs[i]);
-	free(b);
+	kvfree_free_ptrs(b);
 	atomic_fetch_add_explicit(&kvfree.n_freed, n, memory_order_relaxed);
 }
 
@@ -125,9 +137,7 @@ static void kvfree_queue_block(struct kvfree_block *b)
 	kvfree_wait_gp(b->ptrs[0], "out of memory for callback state");
 	atomic_fetch_add_explicit(&kvfree.n_fallback, b->n, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&kvfree.n_queued, b->n, memory_order_relaxed);
-	for (long i = 0; i < b->n; i++)
-		free(b->ptrs[i]);
-	free(b);
+	kvfree_free_ptrs(b);
 }
 
 /* No memory for a block, or after trcu_shutdown(): the per-object path.
@@ -145,7 +155,7 @@ static void kvfree_one(void *ptr, struct trcu_head *head, const char *why)
 	}
 	kvfree_wait_gp(ptr, why);
 	atomic_fetch_add_explicit(&kvfree.n_fallback, 1, memory_order_relaxed);
-	free(ptr);
+	free(ptr);   /* the caller's own thread: no hand-off */
 }
 
 /* ---- Drains -------------------------------------------------------------------- */
@@ -401,6 +411,8 @@ static void kvfree_call(void *ptr, struct trcu_head *head)
 {
 	if (!ptr)
 		return;   /* like free(NULL) */
+	/* ThreadSanitizer: the caller's writes before the free (src/tsan.h). */
+	rcu_tsan_release(ptr);
 	if (kvfree_busy)
 		sys_die("rcu_free(%p) called from a signal handler that interrupted rcu_free() "
 			 "on the same thread: not allowed from a signal handler (it takes the "
@@ -447,6 +459,8 @@ void trcu_rcu_barrier(void)
 	kvfree_drain(true);
 	rcu_barrier_cbs();
 	rcu_wait_mark(&rcu_thread_tls.in_barrier, false);
+	/* ThreadSanitizer: after the callbacks that ran (src/tsan.h). */
+	rcu_tsan_acquire(&rcu_tsan_callbacks);
 	sys_cancel_restore(cs);
 }
 

@@ -16,6 +16,7 @@
 #include "nocb.h"
 #include "segcblist.h"
 #include "sync_hint.h"
+#include "tsan.h"
 
 /* Offload-thread sleep states (nocb_group.state). */
 /* NOCB_BATCH: holding callbacks back to share one grace period
@@ -189,11 +190,15 @@ static inline void rcu_cb_invoke(struct trcu_head *head, void (*func)(struct trc
 	uintptr_t tag = (uintptr_t)func;
 
 	debug_rcu_head_unqueue(head);
-	if (TRCU_UNLIKELY(tag <= RCU_KFREE_OFFSET_MAX + 1)) {
+	/* ThreadSanitizer (src/tsan.h): after the call_rcu() caller and the
+	 * sections that ended before this grace period; before a barrier. */
+	rcu_tsan_acquire(head);
+	rcu_tsan_gp_end();
+	if (TRCU_UNLIKELY(tag <= RCU_KFREE_OFFSET_MAX + 1))
 		free((char *)head - (tag - 1));
-		return;
-	}
-	func(head);
+	else
+		func(head);   /* head may be freed from here on */
+	rcu_tsan_release(&rcu_tsan_callbacks);
 }
 
 #endif

@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "gp.h"
 #include "trace.h"
+#include "tsan.h"
 
 /* ---- Polled grace periods -------------------------------------------------------------------- */
 
@@ -148,6 +149,7 @@ bool trcu_poll_state_synchronize_rcu(unsigned long cookie)
 		/* Full barrier: the caller's later accesses (a free) after the
 		 * GP end it just observed. */
 		atomic_thread_fence(memory_order_seq_cst);
+		rcu_tsan_gp_end();
 		return true;
 	}
 	rcu_poll_retry_gp_kthread();
@@ -190,6 +192,7 @@ bool trcu_poll_state_synchronize_rcu_full(struct trcu_gp_oldstate *rgosp)
 				   rgosp->rgos_exp)) {
 		/* Full barrier, as in trcu_poll_state_synchronize_rcu(). */
 		atomic_thread_fence(memory_order_seq_cst);
+		rcu_tsan_gp_end();
 		return true;
 	}
 	rcu_poll_retry_gp_kthread();

@@ -16,6 +16,11 @@
 /* include/treercu/rcu.h: tagged, odd, +2 at each GP start (rcu_gp_init()). */
 unsigned long trcu_reader_gen __attribute__((aligned(64))) = TRCU_READER_GEN_TAG | 1;
 
+/* ThreadSanitizer's addresses for a program built with it (src/tsan.h):
+ * never read or written, only named. */
+char trcu_tsan_sections;
+char rcu_tsan_callbacks;
+
 struct rcu_test_hooks rcu_test_hooks;
 
 /* Task readers' calls into their lists, handed down by src/rcu.c's

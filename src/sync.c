@@ -21,6 +21,7 @@
 #include "nocb.h"
 #include "sync_hint.h"
 #include "sync_list.h"
+#include "tsan.h"
 
 /*
  * Does a list-path synchronize_rcu() caller drive its GP itself (with
@@ -386,6 +387,7 @@ void trcu_synchronize_rcu(void)
 	rcu_wait_mark(&rcu_thread_tls.in_sync, true);
 	rcu_synchronize_normal();
 	rcu_wait_mark(&rcu_thread_tls.in_sync, false);
+	rcu_tsan_gp_end();
 }
 
 void trcu_synchronize_rcu_expedited(void)
@@ -402,4 +404,5 @@ void trcu_synchronize_rcu_expedited(void)
 	rcu_wait_gp(s, true, RCU_DRV_CALLER);
 	atomic_fetch_sub_explicit(&rcu_state.exp_waiters, 1, memory_order_relaxed);
 	rcu_wait_mark(&rcu_thread_tls.in_sync, false);
+	rcu_tsan_gp_end();
 }

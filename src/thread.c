@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "trace.h"
 #include "task.h"   /* rcu_watching_enter()/exit() */
+#include "tsan.h"
 
 __thread struct trcu_reader trcu_reader_tls = { .nest_flags = TRCU_RF_UNREG };
 
@@ -689,6 +690,7 @@ void rcu_internal_qsbr_offline(struct rcu_thread *t)
 	if (rcu_nesting(r) != 1)
 		sys_die("rcu_thread_offline() called inside an RCU read-side critical "
 			 "section (nesting depth %u)", rcu_nesting(r) - 1);
+	rcu_tsan_section_end();
 	t->depth_bias = 0;
 	/* Signal handlers: nesting 0 before ->watching even, as in the
 	 * inline unlock.  TRCU_RF_QSBR_OFL in the same store: from here a

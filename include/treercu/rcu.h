@@ -147,6 +147,30 @@ TRCU_API extern __thread struct trcu_reader trcu_reader_tls;
 #endif
 TRCU_API extern unsigned long trcu_reader_gen;
 
+/*
+ * ThreadSanitizer in the program: it sees the program's accesses but not the
+ * library's atomics or membarrier(), so a grace period's end does not order
+ * the readers' loads before the updater's free for it.  Every read-side
+ * section's end (and a QSBR quiescent state) releases at the address of
+ * trcu_tsan_sections; the library, when the program has ThreadSanitizer's
+ * runtime, acquires there wherever a grace period has ended for its caller
+ * (src/tsan.h).  Without ThreadSanitizer this compiles to nothing.
+ */
+TRCU_API extern char trcu_tsan_sections;
+#if defined(__SANITIZE_THREAD__)
+#define TRCU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TRCU_TSAN 1
+#endif
+#endif
+#ifdef TRCU_TSAN
+void __tsan_release(void *addr);
+#define TRCU_TSAN_SECTION_END() __tsan_release(&trcu_tsan_sections)
+#else
+#define TRCU_TSAN_SECTION_END() ((void)0)
+#endif
+
 /* Out-of-line slow paths (src/thread.c). */
 TRCU_API void trcu_read_lock_slow(struct trcu_reader *r);
 TRCU_API void trcu_read_lock_nested_slow(struct trcu_reader *r);
@@ -249,6 +273,8 @@ static inline void trcu_read_unlock(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
 	unsigned long nf = __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED);
+
+	TRCU_TSAN_SECTION_END();
 
 	if (TRCU_LIKELY(nf == 1)) {
 		/* Outermost, no flags. */
@@ -422,6 +448,8 @@ static inline void trcu_quiescent_state(void)
 {
 	struct trcu_reader *r = &trcu_reader_tls;
 	unsigned long w = __atomic_load_n(&r->watching, __ATOMIC_RELAXED);
+
+	TRCU_TSAN_SECTION_END();
 
 	/* Fast path: online QSBR thread (TRCU_RF_QSBR is set only while
 	 * online), not fenced, outside any explicit nested section. */

@@ -176,6 +176,8 @@ static inline void trcu_task_read_unlock(struct trcu_task *t)
 	struct trcu_reader *r = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
 	unsigned long nf = __atomic_load_n(&r->nest_flags, __ATOMIC_RELAXED);
 
+	TRCU_TSAN_SECTION_END();
+
 	if (TRCU_LIKELY(nf == (TRCU_RF_TASK | 1))) {
 		unsigned long w = __atomic_load_n(&r->watching, __ATOMIC_RELAXED);
 

@@ -58,6 +58,7 @@ void wait_barrier(struct wq_barrier *b)
 {
 	while (!atomic_load_explicit(&b->done, memory_order_acquire))
 		wq_wait_word(&b->done, 0);
+	rcu_tsan_acquire(&wq_tsan_works);   /* after the work items it waited for */
 }
 
 /* Queue a barrier behind the pending or running instance of @work. */
@@ -197,6 +198,7 @@ static void flush_workqueue_inner(struct trcu_workqueue *wq)
 		while (!atomic_load_explicit(&wq->flush_done, memory_order_acquire))
 			wq_wait_word(&wq->flush_done, 0);
 	}
+	rcu_tsan_acquire(&wq_tsan_works);   /* after the work items it waited for */
 	pthread_mutex_unlock(&wq->flush_mutex);
 }
 

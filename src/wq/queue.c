@@ -142,6 +142,9 @@ bool test_and_set_pending(struct trcu_work *work)
 	bool ours;
 
 	wq_own(work);
+	/* ThreadSanitizer: the queuer's writes before the work function,
+	 * also when the work is pending already (src/tsan.h). */
+	rcu_tsan_release(work);
 	/* seq_cst: pairs with set_work_pool_and_clear_pending(). */
 	ours = !(__atomic_fetch_or(&work->priv.data, WORK_PENDING, __ATOMIC_SEQ_CST) &
 		 WORK_PENDING);

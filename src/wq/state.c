@@ -37,6 +37,7 @@ struct wq_state wq_state = {
  */
 __thread struct worker *current_worker;
 __thread int thread_cpu_hint = -1;
+char wq_tsan_works;
 
 /* ---- Tunables and initialisation ----------------------------------------------- */
 

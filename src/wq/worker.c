@@ -71,7 +71,9 @@ void process_one_work(struct worker *w, struct trcu_work *work)
 	wake_worker(wake);
 
 	fn = w->current_func;
+	rcu_tsan_acquire(work);   /* after its queuers (src/tsan.h) */
 	fn(work);   /* @work may be freed or re-queued from here on */
+	rcu_tsan_release(&wq_tsan_works);   /* before the flushes that wait for it */
 	if (TRCU_UNLIKELY(wq_forked_here))
 		sys_die("fork() from a work item: the child returned from the item into the "
 			 "workqueue; such a child may only exec or _exit");

@@ -29,6 +29,7 @@
 #include <treercu/workqueue.h>
 
 #include "../internal.h"
+#include "../tsan.h"
 
 /* Shared between the files of src/wq/ only: never exported from the
  * shared library. */
@@ -367,6 +368,8 @@ extern __thread struct worker *current_worker;
 extern __thread int thread_cpu_hint;
 extern __thread struct wq_owner *wq_owner_self;
 extern __thread bool wq_forked_here;
+/* ThreadSanitizer: work functions ran -> a flush returns (src/tsan.h). */
+extern char wq_tsan_works;
 extern const char *const affn_names[TRCU_WQ_AFFN_NR];
 
 /* A barrier work item: flush_work() and cancel_work_sync() wait on it (flush.c). */

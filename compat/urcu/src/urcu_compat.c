@@ -2,7 +2,7 @@
 /*
  * libtreercu-urcu: the out-of-line part of treercu's liburcu-compatible API
  * (include/treercu/urcu/).  Only treercu's public API (<treercu/rcu.h>) is
- * used.  Every flavor maps onto treercu's one RCU domain; the flavors differ
+ * used, and src/tsan.h's inline ThreadSanitizer hand-offs.  Every flavor maps onto treercu's one RCU domain; the flavors differ
  * only in registration and quiescent states (QSBR).
  */
 #define _GNU_SOURCE
@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+/* Header-only: ThreadSanitizer hand-offs (weak references, no internal symbol). */
+#include "../../../src/tsan.h"
 
 /* The library's own prefix, as every treercu message. */
 static void compat_die(const char *msg)
@@ -377,8 +380,10 @@ static void defer_block_run(struct trcu_head *head)
 
 	/* The sealer read the calls with acquire and queued the block after;
 	 * call_rcu() orders them before this callback. */
-	for (unsigned long i = 0; i < n; i++)
+	for (unsigned long i = 0; i < n; i++) {
+		rcu_tsan_acquire(&b->calls[i]);   /* after its defer_rcu() caller */
 		b->calls[i].fct(b->calls[i].p);
+	}
 	defer_block_put(b);
 }
 
@@ -427,6 +432,9 @@ static bool defer_block_add(struct defer_block *b, void (*fct)(void *p), void *p
 		return false;
 	b->calls[n].fct = fct;
 	b->calls[n].p = p;
+	/* ThreadSanitizer: the caller's writes before fct(p) (src/tsan.h:
+	 * the sealer's acquire below is invisible to it). */
+	rcu_tsan_release(&b->calls[n]);
 	/* Release: the call before its count (pairs with the sealer's
 	 * acquire); failing, the kick sealed the block without it. */
 	if (!atomic_compare_exchange_strong_explicit(&b->state, &n, n + 1, memory_order_release,

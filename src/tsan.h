@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ThreadSanitizer's view of the library's hand-offs, for a program built
+ * with ThreadSanitizer and linked with a library built without it (the
+ * installed one).  ThreadSanitizer sees the program's accesses and the
+ * pthread calls, not the library's atomics, futexes or membarrier(): left
+ * alone it reports the free after a grace period as racing with the
+ * readers' loads.  When the program has ThreadSanitizer's runtime (its
+ * __tsan_acquire()/__tsan_release(), weak references here, NULL
+ * otherwise), the library tells it each hand-off: a release where the
+ * order starts, an acquire where the wait for it ends, at one address per
+ * kind of hand-off:
+ *
+ *   read-side sections end    -> a grace period ended for its waiter
+ *     &trcu_tsan_sections: the inline unlock and quiescent state release
+ *     (include/treercu/rcu.h), a QSBR thread going offline too;
+ *     synchronize_rcu(), a poll that finds its cookie done, and every
+ *     callback (before it runs) acquire
+ *   call_rcu() / rcu_free()   -> the callback / the free: the rcu_head, the
+ *     pointer
+ *   a callback ran            -> rcu_barrier() returns: &rcu_tsan_callbacks
+ *   queue_work()              -> the work function: the work item
+ *   a work function ran       -> a flush returns: &wq_tsan_works
+ *
+ * The edges are coarse (a grace period's waiter acquires every section
+ * that ended before it, not only those the grace period waited for): they
+ * order what RCU orders and may hide a race between two sections' own
+ * accesses, never report one RCU excludes.  A library built with
+ * ThreadSanitizer itself compiles them out: its atomics are seen then, and
+ * added edges would hide races from its own tests.
+ */
+#ifndef TREERCU_TSAN_H
+#define TREERCU_TSAN_H
+
+#include <stddef.h>
+
+#include <treercu/rcu.h>   /* trcu_tsan_sections */
+
+#if defined(__SANITIZE_THREAD__)
+#define RCU_TSAN_BUILT 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RCU_TSAN_BUILT 1
+#endif
+#endif
+
+/* Defined in src/state.c (trcu_tsan_sections: the header's, exported). */
+extern char rcu_tsan_callbacks;
+
+#ifndef RCU_TSAN_BUILT
+__attribute__((weak, visibility("default"))) void __tsan_acquire(void *addr);
+__attribute__((weak, visibility("default"))) void __tsan_release(void *addr);
+
+static inline void rcu_tsan_acquire(const void *addr)
+{
+	if (__builtin_expect(__tsan_acquire != NULL, 0))
+		__tsan_acquire((void *)addr);
+}
+
+static inline void rcu_tsan_release(const void *addr)
+{
+	if (__builtin_expect(__tsan_release != NULL, 0))
+		__tsan_release((void *)addr);
+}
+#else
+static inline void rcu_tsan_acquire(const void *addr)
+{
+	(void)addr;
+}
+
+static inline void rcu_tsan_release(const void *addr)
+{
+	(void)addr;
+}
+#endif
+
+/* A grace period ended for the caller: the sections that ended before it
+ * come before what the caller does next (a free). */
+static inline void rcu_tsan_gp_end(void)
+{
+	rcu_tsan_acquire(&trcu_tsan_sections);
+}
+
+/* An online QSBR thread's implicit section ends (offline, unregistered). */
+static inline void rcu_tsan_section_end(void)
+{
+	rcu_tsan_release(&trcu_tsan_sections);
+}
+
+#endif
