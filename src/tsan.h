@@ -22,10 +22,12 @@
  *   queue_work()              -> the work function: the work item
  *   a work function ran       -> a flush returns: &wq_tsan_works
  *
- * The edges are coarse (a grace period's waiter acquires every section
- * that ended before it, not only those the grace period waited for): they
- * order what RCU orders and may hide a race between two sections' own
- * accesses, never report one RCU excludes.  A library built with
+ * The edges are coarse: everything a thread did before any of its
+ * section ends (or quiescent states: for a QSBR thread, nearly all it
+ * does) is ordered before whatever follows any later grace-period wait,
+ * callback or rcu_barrier() anywhere.  They report nothing RCU excludes
+ * and may hide races between such accesses.  And every section end of
+ * the program releases at one address, a lock inside the runtime.  A library built with
  * ThreadSanitizer itself compiles them out: its atomics are seen then, and
  * added edges would hide races from its own tests.
  */
@@ -50,16 +52,26 @@ extern char rcu_tsan_callbacks;
 #ifndef RCU_TSAN_BUILT
 __attribute__((weak, visibility("default"))) void __tsan_acquire(void *addr);
 __attribute__((weak, visibility("default"))) void __tsan_release(void *addr);
+/* Go's race runtime (a cgo program built with -race) defines the two
+ * above with another signature; its own entry point tells it apart.
+ * Never called. */
+__attribute__((weak, visibility("default"))) void __tsan_go_start(void);
+
+/* The C/C++ ThreadSanitizer runtime is in the program. */
+static inline int rcu_tsan_present(void)
+{
+	return __builtin_expect(__tsan_acquire != NULL && __tsan_go_start == NULL, 0);
+}
 
 static inline void rcu_tsan_acquire(const void *addr)
 {
-	if (__builtin_expect(__tsan_acquire != NULL, 0))
+	if (rcu_tsan_present())
 		__tsan_acquire((void *)addr);
 }
 
 static inline void rcu_tsan_release(const void *addr)
 {
-	if (__builtin_expect(__tsan_release != NULL, 0))
+	if (rcu_tsan_present())
 		__tsan_release((void *)addr);
 }
 #else

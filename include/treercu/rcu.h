@@ -24,6 +24,34 @@
 
 #include <treercu/options.h>  /* build options, version, TRCU_API */
 
+/* Built with ThreadSanitizer: its __tsan_release() for the read side's
+ * TRCU_TSAN_SECTION_END() (below), from its own header where there is one
+ * (outside extern "C": it includes the C library's headers). */
+#if defined(__SANITIZE_THREAD__)
+#define TRCU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TRCU_TSAN 1
+#endif
+#endif
+#ifdef TRCU_TSAN
+#if defined(__has_include)
+#if __has_include(<sanitizer/tsan_interface.h>)
+#include <sanitizer/tsan_interface.h>
+#else
+#ifdef __cplusplus
+extern "C"
+#endif
+void __tsan_release(void *addr);
+#endif
+#else
+#ifdef __cplusplus
+extern "C"
+#endif
+void __tsan_release(void *addr);
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -157,15 +185,7 @@ TRCU_API extern unsigned long trcu_reader_gen;
  * (src/tsan.h).  Without ThreadSanitizer this compiles to nothing.
  */
 TRCU_API extern char trcu_tsan_sections;
-#if defined(__SANITIZE_THREAD__)
-#define TRCU_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TRCU_TSAN 1
-#endif
-#endif
 #ifdef TRCU_TSAN
-void __tsan_release(void *addr);
 #define TRCU_TSAN_SECTION_END() __tsan_release(&trcu_tsan_sections)
 #else
 #define TRCU_TSAN_SECTION_END() ((void)0)

@@ -29,6 +29,9 @@ static int try_to_grab_pending(struct trcu_work *work)
 	struct worker_pool *pool;
 	struct worker *wake;
 
+	/* ThreadSanitizer: a grab that re-arms (mod_delayed_work) hands the
+	 * caller's writes to the work function, as a queueing does. */
+	rcu_tsan_release(work);
 	if (d & WORK_TIMER) {
 		struct trcu_delayed_work *dw = trcu_to_delayed_work(work);
 
@@ -128,6 +131,9 @@ static bool __cancel_work(struct trcu_work *work, bool sync, const char *fn,
 	}
 	release_pending(work);
 	if (sync) {
+		/* ThreadSanitizer: after the instances this cancel (or the one
+		 * it waited for) let finish. */
+		rcu_tsan_acquire(&wq_tsan_works);
 		atomic_fetch_add_explicit(&wq_state.cancel_seq, 1, memory_order_release);
 		sys_futex_wake(&wq_state.cancel_seq, INT32_MAX);
 	}

@@ -4,7 +4,9 @@
  * liburcu API as installed (built without it), sees no data race in
  * synchronize_rcu(), call_rcu() or defer_rcu(): defer_rcu()'s blocks are
  * sealed by a callback on another thread, a hand-off ThreadSanitizer cannot
- * see unless the library names it (src/tsan.h).  Each retired object is
+ * see unless the library names it (src/tsan.h).  One reader goes through
+ * the flavor structure (rcu_flavor.read_lock/read_unlock, liburcu-cds's
+ * way), whose functions live in the library.  Each retired object is
  * written (a poison) by whatever frees it.
  */
 #define _LGPL_SOURCE
@@ -24,16 +26,22 @@ static int stop;
 
 static void *reader(void *arg)
 {
+	const struct rcu_flavor_struct *f = arg;
 	long n = 0;
 
-	(void)arg;
 	rcu_register_thread();
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		rcu_read_lock();
+		if (f)
+			f->read_lock();
+		else
+			rcu_read_lock();
 		struct obj *o = rcu_dereference(cur);
 		if (o)
 			n += o->v;
-		rcu_read_unlock();
+		if (f)
+			f->read_unlock();
+		else
+			rcu_read_unlock();
 	}
 	rcu_unregister_thread();
 	return (void *)n;
@@ -58,8 +66,8 @@ int main(void)
 	pthread_t t[2];
 
 	rcu_register_thread();
-	for (int i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, reader, NULL);
+	pthread_create(&t[0], NULL, reader, NULL);
+	pthread_create(&t[1], NULL, reader, (void *)&rcu_flavor);
 	for (long i = 0; i < 3000; i++) {
 		struct obj *o = malloc(sizeof(*o)), *old;
 

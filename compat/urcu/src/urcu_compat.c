@@ -37,6 +37,7 @@ void trcu_urcu_read_lock(void)
 
 void trcu_urcu_read_unlock(void)
 {
+	rcu_tsan_section_end();   /* this file is built without ThreadSanitizer */
 	trcu_read_unlock();
 }
 
@@ -52,6 +53,7 @@ void trcu_urcu_nop(void)
 
 void trcu_urcu_qsbr_quiescent_state(void)
 {
+	rcu_tsan_section_end();   /* as trcu_urcu_read_unlock() */
 	trcu_quiescent_state();
 }
 
