@@ -214,6 +214,7 @@ bool trcu_flush_delayed_work(struct trcu_delayed_work *dw)
 		return false;
 	}
 	pthread_mutex_lock(&wq_state.timer_lock);
+	timer_wait_fired_locked(dw);
 	if (dw->priv.timer_idx >= 0) {
 		wq = dw->priv.wq;
 		cpu = dw->priv.cpu;

@@ -147,6 +147,39 @@ bool __queue_delayed_work(int cpu, struct trcu_workqueue *wq, struct trcu_delaye
 	return true;
 }
 
+/* fire_timers() has queued the item it took off the heap: wake the
+ * flushes waiting for that (timer_wait_fired_locked()).  The bump under
+ * timer_lock, which the waiters read it under; the futex compares it. */
+static void timer_fired_locked(void)
+{
+	wq_state.timer_firing = NULL;
+	if (!wq_state.timer_flush_waiters)
+		return;
+	atomic_fetch_add_explicit(&wq_state.timer_fired_seq, 1, memory_order_relaxed);
+	sys_futex_wake(&wq_state.timer_fired_seq, INT32_MAX);
+}
+
+/*
+ * (timer_lock held) Return once fire_timers() is not between taking @dw off
+ * the heap and queueing it: a flush that looked then would find the timer
+ * disarmed and the item on no pool, and return before it ran.  The
+ * kernel's del_timer_sync() in flush_delayed_work() waits for a running
+ * timer function the same way.
+ */
+void timer_wait_fired_locked(struct trcu_delayed_work *dw)
+{
+	while (wq_state.timer_firing == dw) {
+		uint32_t seq = atomic_load_explicit(&wq_state.timer_fired_seq,
+						    memory_order_relaxed);
+
+		wq_state.timer_flush_waiters++;
+		pthread_mutex_unlock(&wq_state.timer_lock);
+		wq_wait_word(&wq_state.timer_fired_seq, seq);
+		pthread_mutex_lock(&wq_state.timer_lock);
+		wq_state.timer_flush_waiters--;
+	}
+}
+
 /* Fire expired timers; returns the next expiry or UINT64_MAX. */
 uint64_t fire_timers(uint64_t now)
 {
@@ -160,12 +193,14 @@ uint64_t fire_timers(uint64_t now)
 
 		wq_own(&dw->work);
 		heap_remove(dw);
+		wq_state.timer_firing = dw;
 		pthread_mutex_unlock(&wq_state.timer_lock);
 		/* PENDING is ours now (the kernel's delayed_work_timer_fn()). */
 		if (!__queue_work(cpu, wq, &dw->work))
 			sys_warn("delayed work dropped: workqueue \"%s\" is draining or destroyed",
 				  wq->name);
 		pthread_mutex_lock(&wq_state.timer_lock);
+		timer_fired_locked();
 	}
 	if (wq_state.heap_n)
 		next = wq_state.heap[0]->priv.expires_ns;

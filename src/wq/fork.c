@@ -134,6 +134,8 @@ static void wq_fork_child(void)
 
 	pthread_mutex_init(&wq_state.mutex, NULL);
 	pthread_mutex_init(&wq_state.timer_lock, NULL);
+	wq_state.timer_firing = NULL;   /* the manager's, gone */
+	wq_state.timer_flush_waiters = 0;
 	pthread_mutex_init(&wq_state.free_lock, NULL);
 	pthread_mutex_init(&wq_state.owner_lock, NULL);
 	for (struct worker_pool *p = wq_state.retired_pools; p; p = p->next_retired)

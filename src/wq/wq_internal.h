@@ -328,6 +328,12 @@ struct wq_state {
 	struct trcu_delayed_work **heap;
 	int heap_n, heap_cap;
 	int heap_reserved;               /* slots promised to callers (heap_reserve()) */
+	/* The item fire_timers() has taken off the heap and is queueing
+	 * (timer_lock), the flushes waiting for it (timer_lock), and the word
+	 * they sleep on, bumped under timer_lock when it is queued. */
+	struct trcu_delayed_work *timer_firing;
+	int timer_flush_waiters;
+	_Atomic uint32_t timer_fired_seq;
 
 	/* Worker structures: every one ever made, and the recycled ones. */
 	pthread_mutex_t free_lock;
@@ -466,6 +472,7 @@ bool __queue_delayed_work(int cpu, struct trcu_workqueue *wq, struct trcu_delaye
 int cancel_timers_of(struct trcu_workqueue *wq);
 bool check_delay(const char *fn, uint64_t delay_us);
 uint64_t fire_timers(uint64_t now);
+void timer_wait_fired_locked(struct trcu_delayed_work *dw);
 void heap_remove(struct trcu_delayed_work *dw);
 int heap_reserve(void);
 void heap_unreserve(void);
