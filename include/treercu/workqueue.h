@@ -249,7 +249,8 @@ TRCU_API bool trcu_mod_delayed_work_on(int cpu, struct trcu_workqueue *wq,
  * called from the item's own function: it cannot wait for itself; errno
  * EDEADLK, and a message on stderr once per process). */
 TRCU_API bool trcu_flush_work(struct trcu_work *work);
-/* Fire an armed timer now (or wait for the one firing), then trcu_flush_work(). */
+/* Fire an armed timer now (or wait while the timer thread fires it), then
+ * trcu_flush_work(). */
 TRCU_API bool trcu_flush_delayed_work(struct trcu_delayed_work *dwork);
 /* Every item queued before the call has finished.  0, -EINVAL, -EDEADLK. */
 TRCU_API int trcu_flush_workqueue(struct trcu_workqueue *wq);
