@@ -36,20 +36,13 @@
 
 #include <stddef.h>
 
-#include <treercu/rcu.h>   /* trcu_tsan_sections */
-
-#if defined(__SANITIZE_THREAD__)
-#define RCU_TSAN_BUILT 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RCU_TSAN_BUILT 1
-#endif
-#endif
+/* trcu_tsan_sections; TRCU_TSAN: this file is built with ThreadSanitizer. */
+#include <treercu/rcu.h>
 
 /* Defined in src/state.c (trcu_tsan_sections: the header's, exported). */
 extern char rcu_tsan_callbacks;
 
-#ifndef RCU_TSAN_BUILT
+#ifndef TRCU_TSAN
 __attribute__((weak, visibility("default"))) void __tsan_acquire(void *addr);
 __attribute__((weak, visibility("default"))) void __tsan_release(void *addr);
 /* Go's race runtime (a cgo program built with -race) defines the two

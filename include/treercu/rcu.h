@@ -34,22 +34,17 @@
 #define TRCU_TSAN 1
 #endif
 #endif
-#ifdef TRCU_TSAN
-#if defined(__has_include)
+#if defined(TRCU_TSAN) && defined(__has_include)
 #if __has_include(<sanitizer/tsan_interface.h>)
 #include <sanitizer/tsan_interface.h>
-#else
+#endif
+#endif
+/* Without that header (its guard, gcc's and clang's alike), our own. */
+#if defined(TRCU_TSAN) && !defined(SANITIZER_TSAN_INTERFACE_H)
 #ifdef __cplusplus
 extern "C"
 #endif
 void __tsan_release(void *addr);
-#endif
-#else
-#ifdef __cplusplus
-extern "C"
-#endif
-void __tsan_release(void *addr);
-#endif
 #endif
 
 #ifdef __cplusplus
